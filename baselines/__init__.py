@@ -1,0 +1,1 @@
+"""Hosted baseline systems: task inputs in, a submission in the task's format out (pure)."""

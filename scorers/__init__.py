@@ -1,0 +1,41 @@
+"""Podium's scorer library: pure functions from gold and submission bytes to metrics.
+
+Nothing here knows HTTP, SQL or queues, so the same code scores on the server, in a worker and on
+a participant's laptop (``podium score``).
+"""
+
+from scorers import tasks as _tasks  # noqa: F401  (registers the seed scorers)
+from scorers.base import MetricSpec, OptionSpec, Scorer, ScoreReport, UnitStats
+from scorers.errors import (
+    InvalidGold,
+    InvalidSubmission,
+    OptionsError,
+    Problem,
+    ScorerError,
+    UnknownScorer,
+    ValidationError,
+)
+from scorers.io import unpack_submission
+from scorers.registry import all_scorers, get_scorer, register, scorer_class, scorer_names, unregister
+
+__all__ = [
+    "InvalidGold",
+    "InvalidSubmission",
+    "MetricSpec",
+    "OptionSpec",
+    "OptionsError",
+    "Problem",
+    "ScoreReport",
+    "Scorer",
+    "ScorerError",
+    "UnitStats",
+    "UnknownScorer",
+    "ValidationError",
+    "all_scorers",
+    "get_scorer",
+    "register",
+    "scorer_class",
+    "scorer_names",
+    "unpack_submission",
+    "unregister",
+]

@@ -1,0 +1,212 @@
+"""The contract every scorer fulfils.
+
+A scorer turns gold bytes and submission bytes into a ``ScoreReport``. Its work is split in
+three pure steps so that leaderboards can resample documents for confidence intervals:
+
+1. ``parse_gold(bytes)`` and ``parse_submission(bytes, gold)`` validate and build typed
+   objects, refusing bad input with located problems (``InvalidGold`` / ``InvalidSubmission``).
+2. ``unit_stats(gold, submission)`` does the per-unit work (a unit is a document, or a
+   (language, document) group for SV-Ident) and returns one JSON-serialisable mapping per unit.
+3. ``aggregate(stats)`` turns any sequence of those mappings (a subset, or a bootstrap
+   resample with repeats) into the overall metrics, as the task's definition aggregates.
+
+``compute`` runs steps 2 and 3 and adds the breakdowns; ``score`` runs all of it from bytes.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, TypeVar
+
+from scorers.errors import OptionsError
+from scorers.io import unpack_submission
+
+G = TypeVar("G")
+S = TypeVar("S")
+
+#: Per-unit statistics: plain JSON values only (numbers, strings, lists, dicts).
+UnitStats = Mapping[str, Any]
+#: ``breakdown[dimension][key] = {metric: value}``, e.g. ``breakdown["language"]["de"]["f1"]``.
+Breakdown = dict[str, dict[str, dict[str, float]]]
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric a scorer reports: its name, a one-line meaning and its direction."""
+
+    name: str
+    meaning: str
+    higher_is_better: bool = True
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """A scorer option, its default and what it changes."""
+
+    name: str
+    default: Any
+    meaning: str
+
+
+@dataclass(frozen=True)
+class ScoreReport:
+    """What a scorer returns: overall metrics (fractions in [0, 1]) and breakdowns.
+
+    ``units`` holds the per-unit statistics that ``aggregate`` consumes, so that a stored report
+    is enough to recompute the metrics on any subset of units (bootstrap intervals).
+    """
+
+    scorer: str
+    version: str
+    metrics: dict[str, float]
+    breakdown: Breakdown = field(default_factory=dict)
+    units: dict[str, UnitStats] = field(default_factory=dict)
+
+    def to_dict(self, *, with_units: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "scorer": self.scorer,
+            "version": self.version,
+            "metrics": dict(self.metrics),
+            "breakdown": self.breakdown,
+        }
+        if with_units:
+            out["units"] = self.units
+        return out
+
+
+class Scorer(ABC, Generic[G, S]):
+    """Base class of the registered scorers. Subclasses set the class attributes below."""
+
+    name: ClassVar[str]
+    version: ClassVar[str]
+    title: ClassVar[str]
+    description: ClassVar[str] = ""
+    primary_metric: ClassVar[str]
+    #: Tie-breakers after the primary metric, in order (used by leaderboards).
+    secondary_metrics: ClassVar[tuple[str, ...]] = ()
+    metrics: ClassVar[tuple[MetricSpec, ...]]
+    options: ClassVar[tuple[OptionSpec, ...]] = ()
+    gold_format: ClassVar[str]
+    submission_format: ClassVar[str]
+    #: File name a participant's file conventionally has (``submission.json``).
+    submission_filename: ClassVar[str] = "submission.json"
+    #: What one unit of ``unit_stats`` is, for people (``document``, ``group``).
+    unit: ClassVar[str] = "document"
+    #: Breakdown dimensions whose columns a leaderboard may show next to the metrics.
+    leaderboard_breakdowns: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        self.settings: dict[str, Any] = self.resolve_options(options or {})
+
+    # -- declared facts -------------------------------------------------------------------
+    @property
+    def higher_is_better(self) -> bool:
+        return self.metric(self.primary_metric).higher_is_better
+
+    def metric(self, name: str) -> MetricSpec:
+        for spec in self.metrics:
+            if spec.name == name:
+                return spec
+        raise KeyError(name)
+
+    @classmethod
+    def resolve_options(cls, given: Mapping[str, Any]) -> dict[str, Any]:
+        """Defaults overlaid with ``given``; unknown names and wrong types are refused."""
+        if not isinstance(given, Mapping):
+            raise OptionsError(f"scorer options for {cls.name} must be a mapping, not {type(given).__name__}")
+        known = {spec.name: spec for spec in cls.options}
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            names = ", ".join(known) or "none"
+            raise OptionsError(f"unknown option(s) for {cls.name}: {', '.join(unknown)} (known: {names})")
+        resolved = {name: spec.default for name, spec in known.items()}
+        for name, value in given.items():
+            resolved[name] = cls.check_option(name, value)
+        return resolved
+
+    @classmethod
+    def check_option(cls, name: str, value: Any) -> Any:
+        """Validate one option value; subclasses override for options with richer types."""
+        default = next(spec.default for spec in cls.options if spec.name == name)
+        expected: type | tuple[type, ...]
+        if isinstance(default, bool):
+            expected = bool
+        elif isinstance(default, (list, tuple)):
+            expected = (list, tuple)
+        elif isinstance(default, float):
+            expected = (int, float)
+        else:
+            expected = type(default)
+        if default is not None and (not isinstance(value, expected) or (expected is int and isinstance(value, bool))):
+            raise OptionsError(
+                f"option {name!r} of {cls.name} must be of type {type(default).__name__}, not {type(value).__name__}"
+            )
+        return list(value) if isinstance(value, tuple) else value
+
+    @classmethod
+    def describe(cls) -> dict[str, Any]:
+        """Everything a person or a page needs to know about the scorer, as plain data."""
+        return {
+            "name": cls.name,
+            "version": cls.version,
+            "title": cls.title,
+            "description": cls.description,
+            "primary_metric": cls.primary_metric,
+            "secondary_metrics": list(cls.secondary_metrics),
+            "higher_is_better": next(m.higher_is_better for m in cls.metrics if m.name == cls.primary_metric),
+            "metrics": [
+                {"name": m.name, "meaning": m.meaning, "higher_is_better": m.higher_is_better} for m in cls.metrics
+            ],
+            "options": [{"name": o.name, "default": o.default, "meaning": o.meaning} for o in cls.options],
+            "gold_format": cls.gold_format,
+            "submission_format": cls.submission_format,
+            "submission_filename": cls.submission_filename,
+            "unit": cls.unit,
+            "leaderboard_breakdowns": list(cls.leaderboard_breakdowns),
+        }
+
+    # -- the three steps ------------------------------------------------------------------
+    @abstractmethod
+    def parse_gold(self, data: bytes) -> G:
+        """Validate gold bytes; raise ``InvalidGold`` naming the problems."""
+
+    @abstractmethod
+    def parse_submission(self, data: bytes, gold: G) -> S:
+        """Validate submission bytes (already unzipped) against the gold; raise ``InvalidSubmission``."""
+
+    @abstractmethod
+    def unit_stats(self, gold: G, submission: S) -> dict[str, UnitStats]:
+        """Per-unit statistics, keyed by unit id (document id, or ``lang/doc`` group)."""
+
+    @abstractmethod
+    def aggregate(self, stats: Sequence[UnitStats]) -> dict[str, float]:
+        """Overall metrics from any sequence of unit statistics (repeats allowed)."""
+
+    def breakdown(self, gold: G, submission: S, stats: Mapping[str, UnitStats]) -> Breakdown:
+        """Breakdown tables; the default is one row per unit. Subclasses add their dimensions."""
+        return {self.unit: {key: self.aggregate([value]) for key, value in stats.items()}}
+
+    # -- conveniences ---------------------------------------------------------------------
+    def compute(self, gold: G, submission: S, units: Sequence[str] | None = None) -> ScoreReport:
+        """Score a parsed submission; with ``units``, only on those units (repeats allowed)."""
+        stats = self.unit_stats(gold, submission)
+        chosen = [stats[u] for u in units] if units is not None else list(stats.values())
+        metrics = self.aggregate(chosen)
+        table = self.breakdown(gold, submission, stats) if units is None else {}
+        return ScoreReport(self.name, self.version, metrics, table, stats)
+
+    def score(self, gold_bytes: bytes, submission_bytes: bytes) -> ScoreReport:
+        """Parse both files (unzipping the submission if needed) and compute."""
+        gold = self.parse_gold(gold_bytes)
+        content, _ = unpack_submission(submission_bytes)
+        return self.compute(gold, self.parse_submission(content, gold))
+
+
+def prf(correct: float, predicted: float, gold: float) -> tuple[float, float, float]:
+    """Precision, recall and F1 from counts; any zero denominator gives 0 (as the seed tasks do)."""
+    p = correct / predicted if predicted else 0.0
+    r = correct / gold if gold else 0.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    return p, r, f

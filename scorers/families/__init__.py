@@ -1,0 +1,1 @@
+"""Reusable metric families: a new task reuses one with its own format adapter and options."""
