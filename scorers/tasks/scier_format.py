@@ -1,0 +1,323 @@
+"""Reading SciER's span ("PLM") JSON Lines: the gold release and the participants' predictions.
+
+Both files use document-level token offsets, end inclusive, with one list of rows per sentence:
+entity rows ``[start, end, type]`` and relation rows ``[start1, end1, start2, end2, label]``. This
+module only validates and builds typed documents; ``scorers.tasks.scier`` scores them. Every problem
+is collected with its place (line, document, ``predicted_ner[3][5]``) and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Set
+from dataclasses import dataclass
+from typing import Any
+
+from scorers.errors import InvalidGold, InvalidSubmission, Problems
+from scorers.families.spans import Entity, Relation, relation_key
+from scorers.io import iter_json_lines
+
+#: ``(first, last)`` token offset of a sentence; ``last < first`` for a sentence without tokens.
+Bounds = tuple[int, int]
+
+ENTITY_FIELDS = ("start", "end", "type")
+RELATION_FIELDS = ("start1", "end1", "start2", "end2", "label")
+
+
+@dataclass(frozen=True)
+class GoldDocument:
+    """One gold paper: its sentences, their token bounds and the gold rows of each sentence."""
+
+    doc_id: str
+    sentences: list[list[str]]
+    bounds: list[Bounds]
+    entities: list[list[Entity]]
+    relations: list[list[Relation]]
+
+
+@dataclass(frozen=True)
+class SciERGold:
+    """The gold documents, keyed by ``doc_id`` in file order."""
+
+    documents: dict[str, GoldDocument]
+
+
+@dataclass(frozen=True)
+class PredictedDocument:
+    """One document's predictions; ``entities`` is None where the task does not ask for them."""
+
+    entities: list[list[Entity]] | None
+    relations: list[list[Relation]]
+
+
+#: Predictions keyed by ``doc_id``; every gold document has one.
+SciERSubmission = dict[str, PredictedDocument]
+
+
+def show(value: Any, limit: int = 80) -> str:
+    """A short JSON rendering of a value for messages."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def kind(value: Any) -> str:
+    """What a JSON value is, in words (``a string``, ``true``, ``a list``)."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, str):
+        return f"the string {show(value, 40)}"
+    if isinstance(value, int):
+        return f"the integer {value}" if abs(value) < 10**40 else "a huge integer"
+    if isinstance(value, float):
+        return f"the number {value!r}"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _span_problem(start: int, end: int, bounds: Bounds, sentence: int, what: str) -> str | None:
+    if start > end:
+        return f"{what}start {start} > end {end}"
+    first, last = bounds
+    if start < first or end > last:
+        inside = f"tokens {first}-{last}" if last >= first else "no tokens"
+        return f"{what}span {start}-{end} is outside sentence {sentence} ({inside})"
+    return None
+
+
+def _row_problem(row: Any, fields: tuple[str, ...], bounds: Bounds, sentence: int) -> str:
+    """Why a row that failed the fast check is wrong (the slow path, for messages only)."""
+    shape = "[" + ", ".join(fields) + "]"
+    if not isinstance(row, list):
+        return f"expected a row {shape}, found {kind(row)}"
+    if len(row) != len(fields):
+        return f"expected a row {shape} of {len(fields)} items, found {len(row)} items: {show(row)}"
+    for name, value in zip(fields[:-1], row, strict=False):
+        if type(value) is not int:
+            return f"{name} must be an integer, found {kind(value)}"
+    if type(row[-1]) is not str:
+        return f"{fields[-1]} must be a string, found {kind(row[-1])}"
+    if len(fields) == 3:
+        return _span_problem(row[0], row[1], bounds, sentence, "") or "invalid row"
+    return (
+        _span_problem(row[0], row[1], bounds, sentence, "subject ")
+        or _span_problem(row[2], row[3], bounds, sentence, "object ")
+        or "invalid row"
+    )
+
+
+class RowReader:
+    """Reads ``ner``-like and ``relations``-like values: one list of rows per sentence.
+
+    The fast checks are written out per row width because they run once per row of a file that
+    may hold millions; anything that fails them goes to ``_row_problem`` for the message.
+    """
+
+    def __init__(self, problems: Problems, *, refuse_repeats: bool, symmetric: Set[str] = frozenset()) -> None:
+        self.problems = problems
+        self.refuse_repeats = refuse_repeats
+        self.symmetric = symmetric
+
+    def _sentence_lists(self, value: Any, key: str, bounds: list[Bounds], where: str) -> bool:
+        if not isinstance(value, list):
+            self.problems.add(where, f"{key} must be a list with one list of rows per sentence, found {kind(value)}")
+            return False
+        if len(value) != len(bounds):
+            self.problems.add(where, f"{key} has {len(value)} sentence lists, gold has {len(bounds)} sentences")
+            return False
+        return True
+
+    def _repeat(self, seen: dict[Any, int], key: Any, row: Any, at: str, name: str, k: int, i: int) -> bool:
+        first = seen.setdefault(key, i)
+        if first == i:
+            return False
+        self.problems.add(at, f"repeated row {show(row)} (the same as {name}[{k}][{first}])")
+        return True
+
+    def entities(self, value: Any, key: str, bounds: list[Bounds], where: str) -> list[list[Entity]] | None:
+        if not self._sentence_lists(value, key, bounds, where):
+            return None
+        out: list[list[Entity]] = []
+        for k, rows in enumerate(value):
+            first, last = bounds[k]
+            if not isinstance(rows, list):
+                self.problems.add(f"{where}, {key}[{k}]", f"expected a list of rows, found {kind(rows)}")
+                out.append([])
+                continue
+            parsed: list[Entity] = []
+            seen: dict[Any, int] = {}
+            for i, row in enumerate(rows):
+                if type(row) is list and len(row) == 3:
+                    s, e, t = row
+                    if type(s) is int and type(e) is int and type(t) is str and first <= s <= e <= last:
+                        entity = (s, e, t)
+                        if self.refuse_repeats and self._repeat(seen, entity, row, f"{where}, {key}[{k}][{i}]", key, k, i):
+                            continue
+                        parsed.append(entity)
+                        continue
+                self.problems.add(f"{where}, {key}[{k}][{i}]", _row_problem(row, ENTITY_FIELDS, bounds[k], k))
+            out.append(parsed)
+        return out
+
+    def relations(self, value: Any, key: str, bounds: list[Bounds], where: str) -> list[list[Relation]] | None:
+        if not self._sentence_lists(value, key, bounds, where):
+            return None
+        out: list[list[Relation]] = []
+        symmetric = self.symmetric
+        for k, rows in enumerate(value):
+            first, last = bounds[k]
+            if not isinstance(rows, list):
+                self.problems.add(f"{where}, {key}[{k}]", f"expected a list of rows, found {kind(rows)}")
+                out.append([])
+                continue
+            parsed: list[Relation] = []
+            seen: dict[Any, int] = {}
+            for i, row in enumerate(rows):
+                if type(row) is list and len(row) == 5:
+                    s1, e1, s2, e2, label = row
+                    if (
+                        type(s1) is int
+                        and type(e1) is int
+                        and type(s2) is int
+                        and type(e2) is int
+                        and type(label) is str
+                        and first <= s1 <= e1 <= last
+                        and first <= s2 <= e2 <= last
+                    ):
+                        relation = (s1, e1, s2, e2, label)
+                        # With a symmetric label, [a, b] and [b, a] are one relation: listing both
+                        # would be counted correct twice, so it is a repeat.
+                        if self.refuse_repeats and self._repeat(
+                            seen, relation_key(relation, symmetric), row, f"{where}, {key}[{k}][{i}]", key, k, i
+                        ):
+                            continue
+                        parsed.append(relation)
+                        continue
+                self.problems.add(f"{where}, {key}[{k}][{i}]", _row_problem(row, RELATION_FIELDS, bounds[k], k))
+            out.append(parsed)
+        return out
+
+
+def _sentences(value: Any, where: str, problems: Problems) -> list[list[str]] | None:
+    if not isinstance(value, list):
+        problems.add(where, f"sentences must be a list of token lists, found {kind(value)}")
+        return None
+    for k, tokens in enumerate(value):
+        if not isinstance(tokens, list) or not all(type(t) is str for t in tokens):
+            problems.add(f"{where}, sentences[{k}]", "expected a list of token strings")
+            return None
+    return value
+
+
+def _bounds(sentences: list[list[str]]) -> list[Bounds]:
+    bounds: list[Bounds] = []
+    start = 0
+    for tokens in sentences:
+        bounds.append((start, start + len(tokens) - 1))
+        start += len(tokens)
+    return bounds
+
+
+def parse_gold(data: bytes) -> SciERGold:
+    """Validate a span-format gold file; refuse with ``InvalidGold`` naming every problem found."""
+    problems = Problems(InvalidGold)
+    rows = RowReader(problems, refuse_repeats=False)
+    documents: dict[str, GoldDocument] = {}
+    first_line: dict[str, int] = {}
+    for number, obj in iter_json_lines(data, problems, InvalidGold):
+        where = f"line {number}"
+        if not isinstance(obj, dict):
+            problems.add(where, f"expected a JSON object with doc_id, sentences, ner and relations, found {kind(obj)}")
+            continue
+        missing = [key for key in ("doc_id", "sentences", "ner", "relations") if key not in obj]
+        if missing:
+            problems.add(where, "missing key(s) " + ", ".join(f'"{key}"' for key in missing))
+            continue
+        doc_id = obj["doc_id"]
+        if not isinstance(doc_id, str):
+            problems.add(where, f"doc_id must be a string, found {kind(doc_id)}")
+            continue
+        if doc_id in first_line:
+            problems.add(where, f"doc_id {show(doc_id)} repeated (first on line {first_line[doc_id]})")
+            continue
+        first_line[doc_id] = number
+        where = f"line {number}, document {show(doc_id)}"
+        sentences = _sentences(obj["sentences"], where, problems)
+        if sentences is None:
+            continue
+        bounds = _bounds(sentences)
+        entities = rows.entities(obj["ner"], "ner", bounds, where)
+        relations = rows.relations(obj["relations"], "relations", bounds, where)
+        if entities is not None and relations is not None:
+            documents[doc_id] = GoldDocument(doc_id, sentences, bounds, entities, relations)
+    problems.raise_if_any()
+    return SciERGold(documents)
+
+
+def parse_submission(
+    data: bytes, gold: SciERGold, *, with_entities: bool, symmetric: Set[str] = frozenset()
+) -> SciERSubmission:
+    """Validate predictions against the gold; refuse with ``InvalidSubmission`` naming every problem.
+
+    ``with_entities`` says whether ``predicted_ner`` is required and kept; when it is not, a
+    ``predicted_ner`` that is present is still checked (a malformed file is a mistake worth
+    reporting) but dropped.
+    """
+    problems = Problems(InvalidSubmission)
+    rows = RowReader(problems, refuse_repeats=True, symmetric=symmetric)
+    required = ("doc_id", "predicted_ner", "predicted_relations") if with_entities else ("doc_id", "predicted_relations")
+    out: SciERSubmission = {}
+    first_line: dict[str, int] = {}
+    for number, obj in iter_json_lines(data, problems, InvalidSubmission):
+        where = f"line {number}"
+        if not isinstance(obj, dict):
+            problems.add(where, f"expected a JSON object with {', '.join(required)}, found {kind(obj)}")
+            continue
+        if "doc_id" not in obj:
+            problems.add(where, 'missing key "doc_id"')
+            continue
+        doc_id = obj["doc_id"]
+        if not isinstance(doc_id, str):
+            problems.add(where, f"doc_id must be a string, found {kind(doc_id)}")
+            continue
+        doc = gold.documents.get(doc_id)
+        if doc is None:
+            problems.add(where, f"unknown doc_id {show(doc_id)} (not a document of the gold)")
+            continue
+        if doc_id in first_line:
+            problems.add(where, f"doc_id {show(doc_id)} repeated (first on line {first_line[doc_id]})")
+            continue
+        first_line[doc_id] = number
+        where = f"line {number}, document {show(doc_id)}"
+        missing = [key for key in required if key not in obj]
+        if missing:
+            problems.add(where, "missing key(s) " + ", ".join(f'"{key}"' for key in missing))
+            continue
+        if "sentences" in obj:
+            _check_sentences(obj["sentences"], doc, where, problems)
+        entities = None
+        if "predicted_ner" in obj:
+            entities = rows.entities(obj["predicted_ner"], "predicted_ner", doc.bounds, where)
+        relations = rows.relations(obj["predicted_relations"], "predicted_relations", doc.bounds, where)
+        if relations is not None and (entities is not None or not with_entities):
+            out[doc_id] = PredictedDocument(entities if with_entities else None, relations)
+    for doc_id in gold.documents:
+        if doc_id not in first_line:
+            problems.add(f"doc_id {show(doc_id)}", "has no line; every gold document needs one")
+    problems.raise_if_any()
+    return out
+
+
+def _check_sentences(value: Any, doc: GoldDocument, where: str, problems: Problems) -> None:
+    """An optional ``sentences`` copy must equal the gold's, so offsets refer to the same tokens."""
+    if value == doc.sentences:
+        return
+    if not isinstance(value, list) or len(value) != len(doc.sentences):
+        size = f"{len(value)} sentences" if isinstance(value, list) else kind(value)
+        problems.add(where, f"sentences differs from the gold ({size}, gold has {len(doc.sentences)}); omit it or copy it")
+        return
+    k = next(k for k, (a, b) in enumerate(zip(value, doc.sentences, strict=True)) if a != b)
+    problems.add(where, f"sentences[{k}] differs from the gold's sentence {k}; omit sentences or copy them")
+
+
+def symmetric_labels(settings: Mapping[str, Any]) -> frozenset[str]:
+    """The ``symmetric_labels`` option as a set."""
+    return frozenset(settings.get("symmetric_labels", ()))

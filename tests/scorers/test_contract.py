@@ -1,0 +1,209 @@
+"""One contract over every registered scorer.
+
+* a perfect submission reaches the maximum (or the value the official definition caps it at);
+* the order of lines and keys does not change a number;
+* the same input gives the same output, and a subset of units aggregates like the whole;
+* garbage is refused with a ``ValidationError`` that has a message.
+
+A new scorer must add a perfect-submission builder below; the first test fails until it does.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scorers import ValidationError, get_scorer, scorer_names
+from tests.conftest import shared_dir
+
+SEED_SCORERS = [
+    "svident-detection",
+    "svident-disambiguation",
+    "scier-ere",
+    "scier-re",
+    "famus-cdae",
+    "famus-sv",
+]
+CONFORMANCE = shared_dir() / "conformance"
+needs_shared = pytest.mark.skipif(not CONFORMANCE.is_dir(), reason=f"conformance cases not found at {CONFORMANCE}")
+
+
+def _svident_rows(gold: bytes) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(gold.decode("utf-8-sig"), newline=""), delimiter="\t"))
+
+
+def _relevant(row: dict[str, str]) -> list[str]:
+    if row["is_variable"] != "1":
+        return []
+    return [v for v in row["variable"].split(";") if v and v != "unk"]
+
+
+def perfect_svident_detection(gold: bytes) -> tuple[bytes, dict[str, float]]:
+    labels = {row["uuid"]: row["is_variable"] for row in _svident_rows(gold)}
+    return json.dumps(labels).encode(), {"f1": 1.0, "precision": 1.0, "recall": 1.0}
+
+
+def perfect_svident_disambiguation(gold: bytes) -> tuple[bytes, dict[str, float]]:
+    """Every relevant variable above one distractor. AP@k caps at min(k, R) / R (SCORING.md),
+    averaged over the queries of a group, then over groups of a language, then languages."""
+    run: dict[str, dict[str, float]] = {}
+    per_group: dict[tuple[str, str], list[int]] = {}
+    for row in _svident_rows(gold):
+        relevant = list(dict.fromkeys(_relevant(row)))
+        if not relevant:
+            continue
+        run[row["uuid"]] = {v: 10.0 - i * 0.01 for i, v in enumerate(relevant)} | {"distractor-x": -1.0}
+        per_group.setdefault((row["lang"], row["doc_id"]), []).append(len(relevant))
+    expected = {"r_precision": 1.0}
+    for k in (1, 5, 10, 20):
+        by_lang: dict[str, list[float]] = {}
+        for (lang, _), sizes in per_group.items():
+            by_lang.setdefault(lang, []).append(sum(min(k, r) / r for r in sizes) / len(sizes))
+        expected[f"map@{k}"] = sum(sum(v) / len(v) for v in by_lang.values()) / len(by_lang)
+    return json.dumps(run).encode(), expected
+
+
+def _perfect_scier(gold: bytes, with_ner: bool) -> tuple[bytes, dict[str, float]]:
+    lines = []
+    for line in gold.decode().splitlines():
+        if not line.strip():
+            continue
+        doc = json.loads(line)
+        out: dict[str, Any] = {"doc_id": doc["doc_id"]}
+        if with_ner:
+            out["predicted_ner"] = doc["ner"]
+        out["predicted_relations"] = [[list(r) for r in dict.fromkeys(map(tuple, rels))] for rels in doc["relations"]]
+        lines.append(json.dumps(out))
+    names = ("ner", "rel", "rel_plus") if with_ner else ("re",)
+    expected = {f"{n}_{m}": 1.0 for n in names for m in ("p", "r", "f1")}
+    return "\n".join(lines).encode(), expected
+
+
+def perfect_famus_cdae(gold: bytes) -> tuple[bytes, dict[str, float]]:
+    run = {}
+    for line in gold.decode().splitlines():
+        if line.strip():
+            doc = json.loads(line)
+            run[doc["docid"]] = [
+                {k: v for k, v in t.items() if k != "template-spans"} for t in doc["templates"]
+            ]
+    names = [f"ceaf_rme_{s}_{m}" for s in ("phi3", "soft") for m in ("p", "r", "f1")]
+    return json.dumps(run).encode(), dict.fromkeys(names, 1.0)
+
+
+def perfect_famus_sv(gold: bytes) -> tuple[bytes, dict[str, float]]:
+    labels = {}
+    for line in gold.decode().splitlines():
+        if line.strip():
+            doc = json.loads(line)
+            labels[doc["instance_id"]] = int(doc["valid_source"])
+    return json.dumps(labels).encode(), {"accuracy": 1.0, "precision": 1.0, "recall": 1.0, "f1": 1.0}
+
+
+PERFECT: dict[str, tuple[str, Callable[[bytes], tuple[bytes, dict[str, float]]]]] = {
+    # scorer: (a conformance case whose gold has no documented cap, builder)
+    "svident-detection": ("val-perfect", perfect_svident_detection),
+    "svident-disambiguation": ("val-perfect", perfect_svident_disambiguation),
+    "scier-ere": ("dev-gold", lambda g: _perfect_scier(g, with_ner=True)),
+    "scier-re": ("dev-gold", lambda g: _perfect_scier(g, with_ner=False)),
+    "famus-cdae": ("addendum-report-gold-self", perfect_famus_cdae),
+    "famus-sv": ("dev-part-addendum-gold-self", perfect_famus_sv),
+}
+
+
+def _file(case: Path, stem: str) -> bytes:
+    (path,) = [p for p in case.iterdir() if p.stem == stem]
+    return path.read_bytes()
+
+
+def _shuffled(submission: bytes, seed: int) -> bytes:
+    """The same submission with its top-level keys (JSON) or its lines (JSON Lines) reordered."""
+    rng = random.Random(seed)
+    text = submission.decode("utf-8-sig")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        lines = [line for line in text.splitlines() if line.strip()]
+        rng.shuffle(lines)
+        return "\n".join(lines).encode()
+    items = list(data.items())
+    rng.shuffle(items)
+    return json.dumps(dict(items)).encode()
+
+
+def test_every_seed_scorer_is_registered_and_has_a_perfect_builder() -> None:
+    assert set(SEED_SCORERS) <= set(scorer_names())
+    assert set(scorer_names()) <= set(PERFECT) | {n for n in scorer_names() if n.startswith("test-")}
+
+
+@pytest.mark.parametrize("name", SEED_SCORERS)
+def test_declarations_are_consistent(name: str) -> None:
+    scorer = get_scorer(name)
+    described = scorer.describe()
+    metric_names = [m["name"] for m in described["metrics"]]
+    assert described["primary_metric"] in metric_names
+    assert set(described["secondary_metrics"]) <= set(metric_names)
+    assert all(m["meaning"] for m in described["metrics"])
+    assert described["version"]
+
+
+@needs_shared
+@pytest.mark.parametrize("name", SEED_SCORERS)
+def test_perfect_submission_reaches_the_maximum(name: str) -> None:
+    case_name, build = PERFECT[name]
+    gold = _file(CONFORMANCE / name / case_name, "gold")
+    submission, expected = build(gold)
+    report = get_scorer(name).score(gold, submission)
+    assert report.metrics == pytest.approx(expected, abs=1e-12)
+
+
+def _valid_cases(name: str) -> list[Path]:
+    folder = CONFORMANCE / name
+    return sorted(p for p in folder.iterdir() if p.is_dir())[:3] if folder.is_dir() else []
+
+
+@needs_shared
+@pytest.mark.parametrize("name", SEED_SCORERS)
+def test_order_of_lines_and_keys_does_not_matter_and_runs_repeat(name: str) -> None:
+    scorer = get_scorer(name)
+    for case in _valid_cases(name):
+        gold, submission = _file(case, "gold"), _file(case, "submission")
+        first = scorer.score(gold, submission)
+        assert scorer.score(gold, submission) == first
+        for seed in (1, 2):
+            assert scorer.score(gold, _shuffled(submission, seed)).metrics == first.metrics, case.name
+
+
+@needs_shared
+@pytest.mark.parametrize("name", SEED_SCORERS)
+def test_whole_set_of_units_aggregates_to_the_overall_numbers(name: str) -> None:
+    scorer = get_scorer(name)
+    for case in _valid_cases(name):
+        gold = scorer.parse_gold(_file(case, "gold"))
+        parsed = scorer.parse_submission(_file(case, "submission"), gold)
+        report = scorer.compute(gold, parsed)
+        units = sorted(report.units)
+        assert scorer.compute(gold, parsed, units=units).metrics == pytest.approx(report.metrics, abs=1e-12)
+        json.dumps(report.units)  # stored with the score, so it must be plain JSON
+
+
+@needs_shared
+@pytest.mark.parametrize("name", SEED_SCORERS)
+@pytest.mark.parametrize("garbage", [b"", b"\x00\xff\xfe garbage", b"[]", b"{}", b'"text"', b"null"])
+def test_garbage_is_refused_with_a_message(name: str, garbage: bytes) -> None:
+    if name == "famus-cdae" and garbage == b"{}":
+        pytest.skip("an empty mapping is a valid FAMuS CDAE submission: missing documents predict nothing")
+    case_name, _ = PERFECT[name]
+    scorer = get_scorer(name)
+    gold = scorer.parse_gold(_file(CONFORMANCE / name / case_name, "gold"))
+    with pytest.raises(ValidationError) as caught:
+        scorer.parse_submission(garbage, gold)
+    assert caught.value.problems
+    assert str(caught.value).startswith("The submission was refused")
