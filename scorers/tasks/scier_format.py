@@ -56,7 +56,10 @@ SciERSubmission = dict[str, PredictedDocument]
 
 def show(value: Any, limit: int = 80) -> str:
     """A short JSON rendering of a value for messages."""
-    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (RecursionError, ValueError):
+        return "a deeply nested value"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -73,13 +76,19 @@ def kind(value: Any) -> str:
     return "a list" if isinstance(value, list) else "an object"
 
 
+def _offset(value: int) -> str:
+    # JSON integers may have thousands of digits; a message needs only to show that it is far off.
+    text = str(value)
+    return text if len(text) <= 20 else f"{text[:8]}...({len(text)} digits)"
+
+
 def _span_problem(start: int, end: int, bounds: Bounds, sentence: int, what: str) -> str | None:
     if start > end:
-        return f"{what}start {start} > end {end}"
+        return f"{what}start {_offset(start)} > end {_offset(end)}"
     first, last = bounds
     if start < first or end > last:
         inside = f"tokens {first}-{last}" if last >= first else "no tokens"
-        return f"{what}span {start}-{end} is outside sentence {sentence} ({inside})"
+        return f"{what}span {_offset(start)}-{_offset(end)} is outside sentence {sentence} ({inside})"
     return None
 
 
@@ -121,15 +130,21 @@ class RowReader:
             self.problems.add(where, f"{key} must be a list with one list of rows per sentence, found {kind(value)}")
             return False
         if len(value) != len(bounds):
-            self.problems.add(where, f"{key} has {len(value)} sentence lists, gold has {len(bounds)} sentences")
+            self.problems.add(
+                where, f"{key} has {len(value)} sentence lists; the gold document has {len(bounds)} sentences"
+            )
             return False
         return True
 
-    def _repeat(self, seen: dict[Any, int], key: Any, row: Any, at: str, name: str, k: int, i: int) -> bool:
-        first = seen.setdefault(key, i)
+    def _repeat(self, seen: dict[Any, int], identity: Any, i: int, row: Any, where: str, rows_name: str) -> bool:
+        """Whether row ``i`` repeats an earlier row of its sentence (reported if so)."""
+        first = seen.setdefault(identity, i)
         if first == i:
             return False
-        self.problems.add(at, f"repeated row {show(row)} (the same as {name}[{k}][{first}])")
+        message = f"repeated row {show(row)} (the same as {rows_name}[{first}]"
+        if len(row) == 5 and row[4] in self.symmetric:
+            message += f"; {show(row[4])} is a symmetric label, so the order of its arguments does not matter"
+        self.problems.add(f"{where}, {rows_name}[{i}]", message + ")")
         return True
 
     def entities(self, value: Any, key: str, bounds: list[Bounds], where: str) -> list[list[Entity]] | None:
@@ -149,7 +164,7 @@ class RowReader:
                     s, e, t = row
                     if type(s) is int and type(e) is int and type(t) is str and first <= s <= e <= last:
                         entity = (s, e, t)
-                        if self.refuse_repeats and self._repeat(seen, entity, row, f"{where}, {key}[{k}][{i}]", key, k, i):
+                        if self.refuse_repeats and self._repeat(seen, entity, i, row, where, f"{key}[{k}]"):
                             continue
                         parsed.append(entity)
                         continue
@@ -185,9 +200,8 @@ class RowReader:
                         relation = (s1, e1, s2, e2, label)
                         # With a symmetric label, [a, b] and [b, a] are one relation: listing both
                         # would be counted correct twice, so it is a repeat.
-                        if self.refuse_repeats and self._repeat(
-                            seen, relation_key(relation, symmetric), row, f"{where}, {key}[{k}][{i}]", key, k, i
-                        ):
+                        identity = relation_key(relation, symmetric)
+                        if self.refuse_repeats and self._repeat(seen, identity, i, row, where, f"{key}[{k}]"):
                             continue
                         parsed.append(relation)
                         continue
@@ -262,48 +276,71 @@ def parse_submission(
     reporting) but dropped.
     """
     problems = Problems(InvalidSubmission)
-    rows = RowReader(problems, refuse_repeats=True, symmetric=symmetric)
-    required = ("doc_id", "predicted_ner", "predicted_relations") if with_entities else ("doc_id", "predicted_relations")
-    out: SciERSubmission = {}
-    first_line: dict[str, int] = {}
+    reader = _SubmissionReader(gold, problems, with_entities=with_entities, symmetric=symmetric)
+    # A line that names no document (not JSON, no doc_id) makes "document X has no line" mere noise.
+    unnamed = False
+    accounted = problems.total
     for number, obj in iter_json_lines(data, problems, InvalidSubmission):
+        unnamed |= problems.total > accounted  # the reader skipped a line that is not JSON
+        unnamed |= not reader.line(number, obj)
+        accounted = problems.total
+    unnamed |= problems.total > accounted
+    if not unnamed:
+        for doc_id in gold.documents:
+            if doc_id not in reader.first_line:
+                problems.add(f"doc_id {show(doc_id)}", "has no line; every gold document needs one")
+    problems.raise_if_any()
+    return reader.documents
+
+
+class _SubmissionReader:
+    """Checks one submission line at a time, remembering which documents were seen where."""
+
+    def __init__(self, gold: SciERGold, problems: Problems, *, with_entities: bool, symmetric: Set[str]) -> None:
+        self.gold = gold
+        self.problems = problems
+        self.rows = RowReader(problems, refuse_repeats=True, symmetric=symmetric)
+        self.with_entities = with_entities
+        self.required = ("predicted_ner", "predicted_relations") if with_entities else ("predicted_relations",)
+        self.first_line: dict[str, int] = {}
+        self.documents: SciERSubmission = {}
+
+    def line(self, number: int, obj: Any) -> bool:
+        """Check and keep one line; False when it names no document at all."""
+        problems = self.problems
         where = f"line {number}"
         if not isinstance(obj, dict):
-            problems.add(where, f"expected a JSON object with {', '.join(required)}, found {kind(obj)}")
-            continue
+            problems.add(where, f"expected a JSON object with doc_id, {', '.join(self.required)}, found {kind(obj)}")
+            return False
         if "doc_id" not in obj:
             problems.add(where, 'missing key "doc_id"')
-            continue
+            return False
         doc_id = obj["doc_id"]
         if not isinstance(doc_id, str):
             problems.add(where, f"doc_id must be a string, found {kind(doc_id)}")
-            continue
-        doc = gold.documents.get(doc_id)
+            return False
+        doc = self.gold.documents.get(doc_id)
         if doc is None:
             problems.add(where, f"unknown doc_id {show(doc_id)} (not a document of the gold)")
-            continue
-        if doc_id in first_line:
-            problems.add(where, f"doc_id {show(doc_id)} repeated (first on line {first_line[doc_id]})")
-            continue
-        first_line[doc_id] = number
+            return True
+        if doc_id in self.first_line:
+            problems.add(where, f"doc_id {show(doc_id)} repeated (first on line {self.first_line[doc_id]})")
+            return True
+        self.first_line[doc_id] = number
         where = f"line {number}, document {show(doc_id)}"
-        missing = [key for key in required if key not in obj]
+        missing = [key for key in self.required if key not in obj]
         if missing:
             problems.add(where, "missing key(s) " + ", ".join(f'"{key}"' for key in missing))
-            continue
+            return True
         if "sentences" in obj:
             _check_sentences(obj["sentences"], doc, where, problems)
         entities = None
         if "predicted_ner" in obj:
-            entities = rows.entities(obj["predicted_ner"], "predicted_ner", doc.bounds, where)
-        relations = rows.relations(obj["predicted_relations"], "predicted_relations", doc.bounds, where)
-        if relations is not None and (entities is not None or not with_entities):
-            out[doc_id] = PredictedDocument(entities if with_entities else None, relations)
-    for doc_id in gold.documents:
-        if doc_id not in first_line:
-            problems.add(f"doc_id {show(doc_id)}", "has no line; every gold document needs one")
-    problems.raise_if_any()
-    return out
+            entities = self.rows.entities(obj["predicted_ner"], "predicted_ner", doc.bounds, where)
+        relations = self.rows.relations(obj["predicted_relations"], "predicted_relations", doc.bounds, where)
+        if relations is not None and (entities is not None or not self.with_entities):
+            self.documents[doc_id] = PredictedDocument(entities if self.with_entities else None, relations)
+        return True
 
 
 def _check_sentences(value: Any, doc: GoldDocument, where: str, problems: Problems) -> None:
@@ -312,10 +349,11 @@ def _check_sentences(value: Any, doc: GoldDocument, where: str, problems: Proble
         return
     if not isinstance(value, list) or len(value) != len(doc.sentences):
         size = f"{len(value)} sentences" if isinstance(value, list) else kind(value)
-        problems.add(where, f"sentences differs from the gold ({size}, gold has {len(doc.sentences)}); omit it or copy it")
+        expected = f"gold has {len(doc.sentences)}"
+        problems.add(where, f"sentences differs from the gold ({size}, {expected}); omit it or copy it from the gold")
         return
     k = next(k for k, (a, b) in enumerate(zip(value, doc.sentences, strict=True)) if a != b)
-    problems.add(where, f"sentences[{k}] differs from the gold's sentence {k}; omit sentences or copy them")
+    problems.add(where, f"sentences[{k}] differs from the gold's sentence {k}; omit it or copy it from the gold")
 
 
 def symmetric_labels(settings: Mapping[str, Any]) -> frozenset[str]:
