@@ -1,1 +1,58 @@
-"""Leaderboards computed from stored scores and a phase's rules (pure: no I/O, no frameworks)."""
+"""Leaderboards computed from stored scores and a phase's rules (pure: no I/O, no frameworks).
+
+``ranking`` decides who is ranked where; ``tables`` turns metrics and breakdowns into rows for pages;
+``exports`` writes CSV and JSON; ``bootstrap`` gives confidence intervals from stored unit
+statistics; ``charts`` renders SVG charts with matplotlib. ``charts`` is deliberately not imported
+here: import ``leaderboard.charts`` where a chart is drawn, so that code that only ranks or exports
+does not load matplotlib.
+"""
+
+from leaderboard.bootstrap import bootstrap_interval, bootstrap_values
+from leaderboard.exports import documents_csv, documents_json, iso_utc, leaderboard_csv, leaderboard_json, safe_cell
+from leaderboard.ranking import SELECTIONS, Candidate, EntrantKey, Entry, Rules, Selection, rank, select_per_team, utc
+from leaderboard.tables import (
+    Board,
+    BoardRow,
+    Column,
+    Row,
+    Table,
+    arrow,
+    breakdown_table,
+    breakdown_tables,
+    leaderboard_columns,
+    leaderboard_table,
+    metrics_table,
+    percent,
+)
+
+__all__ = [
+    "SELECTIONS",
+    "Board",
+    "BoardRow",
+    "Candidate",
+    "Column",
+    "EntrantKey",
+    "Entry",
+    "Row",
+    "Rules",
+    "Selection",
+    "Table",
+    "arrow",
+    "bootstrap_interval",
+    "bootstrap_values",
+    "breakdown_table",
+    "breakdown_tables",
+    "documents_csv",
+    "documents_json",
+    "iso_utc",
+    "leaderboard_columns",
+    "leaderboard_csv",
+    "leaderboard_json",
+    "leaderboard_table",
+    "metrics_table",
+    "percent",
+    "rank",
+    "safe_cell",
+    "select_per_team",
+    "utc",
+]

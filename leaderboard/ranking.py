@@ -5,31 +5,61 @@ rule or rescoring changes it at once.
 
 Rules
 -----
-* Which submission counts for a team (``Rules.select``):
+* Who gets an entry: each team, and each baseline system on its own (baselines are grouped by
+  ``(team_id, system)``, so one organizer team can host several baselines); baselines are ranked
+  among the teams and marked.
+* Which submission counts for an entrant (``Rules.select``):
   ``best``    the scored submission with the best primary metric (then secondary metrics, then
               the earliest upload);
   ``latest``  the most recently uploaded scored submission;
-  ``chosen``  the one the team marked as chosen; a team that chose none is represented by its
-              latest scored submission. A chosen submission that is not (yet) scored leaves the
-              team unranked rather than silently substituting another.
-* Only candidates with a visible score (``metrics is not None`` and status ``scored``) are ranked;
+  ``chosen``  the one the team marked as chosen (its latest choice if it marked several); a team
+              that chose none is represented by its latest scored submission. A chosen submission
+              that has no visible score (queued, running, failed, hidden) leaves the team unranked
+              rather than silently substituting another.
+* Only candidates with a visible score (status ``scored`` and ``metrics is not None``) are ranked;
   queued, running, failed and hidden entries never are.
 * Order: the primary metric in its direction, then each secondary metric in its direction, then
-  the earlier upload, then the submission id (so the order is total and deterministic).
-* Ties: standard competition ranking ("1224"): entries whose primary and secondary metrics are all
-  equal share a rank, and the next distinct entry's rank counts every entry above it.
-* Baselines are ranked among the teams (each baseline system is its own entry) and marked.
+  the earlier upload, then the submission id (so the order is total and deterministic). A metric
+  that is missing, NaN or not a number sorts after every real value, whatever the direction.
+* Ties: standard competition ranking ("1224"): entrants whose primary and secondary metrics are
+  all equal share a rank, and the next distinct entrant's rank counts every entrant above it
+  (two share first place, the next is third). Upload time orders tied entrants on the page but
+  never splits their rank.
+* Times: naive datetimes (as SQLite returns them) are taken to be UTC.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Literal
+from datetime import UTC, datetime
+from typing import Any, Literal, get_args
 
 Selection = Literal["best", "latest", "chosen"]
-SELECTIONS: tuple[Selection, ...] = ("best", "latest", "chosen")
+SELECTIONS: tuple[Selection, ...] = get_args(Selection)
+#: Who gets one leaderboard entry: ``(team_id, "")`` for a team, ``(team_id, system)`` for a baseline.
+EntrantKey = tuple[int | str, str]
+#: ``{dimension: {key: {metric: value}}}``, the shape of a stored score breakdown.
+BreakdownColumns = Mapping[str, Mapping[str, Mapping[str, float]]]
+
+
+def utc(moment: datetime) -> datetime:
+    """``moment`` in UTC; a naive datetime is taken to be UTC already (as stored)."""
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def metric_value(metrics: Mapping[str, Any] | None, name: str) -> float | None:
+    """The metric as a float, or ``None`` when it is absent, NaN or not a number (``True`` is not one)."""
+    if metrics is None:
+        return None
+    value = metrics.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number
 
 
 @dataclass(frozen=True)
@@ -49,12 +79,17 @@ class Candidate:
     metrics: Mapping[str, float] | None
     baseline: bool = False
     chosen: bool = False
-    #: Per-language (or other) columns from the stored breakdown, shown beside the metrics.
-    columns: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    #: The stored breakdown restricted to the scorer's ``leaderboard_breakdowns``
+    #: (``{"language": {"de": {"f1": 0.61}}}``), shown beside the metrics.
+    columns: BreakdownColumns = field(default_factory=dict)
 
     @property
     def rankable(self) -> bool:
         return self.status == "scored" and self.metrics is not None
+
+    @property
+    def entrant(self) -> EntrantKey:
+        return (self.team_id, self.system if self.baseline else "")
 
 
 @dataclass(frozen=True)
@@ -67,6 +102,23 @@ class Rules:
     higher_is_better: Mapping[str, bool] = field(default_factory=dict)
     select: Selection = "best"
 
+    def __post_init__(self) -> None:
+        # Rules come from stored phase settings, so a bad value must be named, not ranked wrongly.
+        if not isinstance(self.primary, str) or not self.primary:
+            raise ValueError(f"the primary metric must be a non-empty string, not {self.primary!r}")
+        if self.select not in SELECTIONS:
+            raise ValueError(f"unknown selection rule {self.select!r}; expected one of {', '.join(SELECTIONS)}")
+
+    @classmethod
+    def from_description(cls, description: Mapping[str, Any], select: Selection = "best") -> Rules:
+        """Rules from a scorer's ``describe()``: its primary and secondary metrics and their directions."""
+        return cls(
+            primary=description["primary_metric"],
+            secondary=tuple(description.get("secondary_metrics", ())),
+            higher_is_better={m["name"]: bool(m["higher_is_better"]) for m in description.get("metrics", ())},
+            select=select,
+        )
+
     @property
     def ranking_metrics(self) -> tuple[str, ...]:
         return (self.primary, *(m for m in self.secondary if m != self.primary))
@@ -74,59 +126,69 @@ class Rules:
 
 @dataclass(frozen=True)
 class Entry:
-    """A ranked row: the counting submission of one team, its rank and how many it scored."""
+    """A ranked row: the counting submission of one entrant, its rank and how many it scored."""
 
     rank: int
     candidate: Candidate
     scored_submissions: int
 
 
-def _metric_key(candidate: Candidate, rules: Rules) -> tuple[float, ...]:
-    """Sort key of the ranking metrics, oriented so that smaller sorts first (better)."""
-    assert candidate.metrics is not None
+_MetricKey = tuple[tuple[int, float], ...]
+
+
+def _metric_key(candidate: Candidate, rules: Rules) -> _MetricKey:
+    """Sort key of the ranking metrics, oriented so that smaller sorts first (better).
+
+    Each metric becomes ``(0, oriented value)``, or ``(1, 0.0)`` when it has no value, so that a
+    missing value sorts last in either direction and two missing values compare equal.
+    """
     key = []
     for name in rules.ranking_metrics:
-        value = float(candidate.metrics.get(name, float("nan")))
-        if value != value:  # NaN or missing: after every real value
-            key.append(float("inf"))
+        value = metric_value(candidate.metrics, name)
+        if value is None:
+            key.append((1, 0.0))
         else:
-            key.append(-value if rules.higher_is_better.get(name, True) else value)
+            key.append((0, -value if rules.higher_is_better.get(name, True) else value))
     return tuple(key)
 
 
-def _order_key(candidate: Candidate, rules: Rules) -> tuple[tuple[float, ...], datetime, int]:
-    return (_metric_key(candidate, rules), candidate.submitted_at, candidate.submission_id)
+def _order_key(candidate: Candidate, rules: Rules) -> tuple[_MetricKey, datetime, int]:
+    return (_metric_key(candidate, rules), utc(candidate.submitted_at), candidate.submission_id)
 
 
-def select_per_team(candidates: Iterable[Candidate], rules: Rules) -> dict[int | str, tuple[Candidate | None, int]]:
-    """For each team: the submission that counts (or ``None``) and how many of its are rankable."""
-    by_team: dict[int | str, list[Candidate]] = {}
+def _recency(candidate: Candidate) -> tuple[datetime, int]:
+    return (utc(candidate.submitted_at), candidate.submission_id)
+
+
+def select_per_team(candidates: Iterable[Candidate], rules: Rules) -> dict[EntrantKey, tuple[Candidate | None, int]]:
+    """For each entrant: the submission that counts (or ``None``) and how many of its are rankable."""
+    by_entrant: dict[EntrantKey, list[Candidate]] = {}
     for c in candidates:
-        by_team.setdefault(c.team_id, []).append(c)
-    out: dict[int | str, tuple[Candidate | None, int]] = {}
-    for team_id, team_candidates in by_team.items():
-        scored = [c for c in team_candidates if c.rankable]
-        chosen = [c for c in team_candidates if c.chosen]
+        by_entrant.setdefault(c.entrant, []).append(c)
+    out: dict[EntrantKey, tuple[Candidate | None, int]] = {}
+    for entrant, entrant_candidates in by_entrant.items():
+        scored = [c for c in entrant_candidates if c.rankable]
+        chosen = [c for c in entrant_candidates if c.chosen]
         pick: Candidate | None
         if rules.select == "chosen" and chosen:
-            latest_choice = max(chosen, key=lambda c: (c.submitted_at, c.submission_id))
+            latest_choice = max(chosen, key=_recency)
             pick = latest_choice if latest_choice.rankable else None
         elif not scored:
             pick = None
         elif rules.select == "best":
             pick = min(scored, key=lambda c: _order_key(c, rules))
         else:  # latest, or chosen without a choice
-            pick = max(scored, key=lambda c: (c.submitted_at, c.submission_id))
-        out[team_id] = (pick, len(scored))
+            pick = max(scored, key=_recency)
+        out[entrant] = (pick, len(scored))
     return out
 
 
 def rank(candidates: Iterable[Candidate], rules: Rules) -> list[Entry]:
-    """The leaderboard: one entry per team with a rankable counting submission, best first."""
+    """The leaderboard: one entry per entrant with a rankable counting submission, best first."""
     picked = [(c, n) for c, n in select_per_team(candidates, rules).values() if c is not None]
     picked.sort(key=lambda item: _order_key(item[0], rules))
     entries: list[Entry] = []
-    previous: tuple[float, ...] | None = None
+    previous: _MetricKey | None = None
     current_rank = 0
     for position, (candidate, count) in enumerate(picked, start=1):
         key = _metric_key(candidate, rules)

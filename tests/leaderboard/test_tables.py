@@ -1,0 +1,142 @@
+"""Tables as plain data: formatting, column order, breakdown rows and the leaderboard's columns."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from leaderboard.ranking import Entry, Rules, rank
+from leaderboard.tables import (
+    MISSING,
+    arrow,
+    breakdown_table,
+    breakdown_tables,
+    humanize,
+    leaderboard_columns,
+    leaderboard_table,
+    metrics_table,
+    natural_key,
+    percent,
+    plain_number,
+)
+from tests.conftest import require_shared
+from tests.leaderboard.builders import T0, describe, make_candidate
+
+DESCRIPTION = describe()  # metrics: mean (higher is better), error (lower is better)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(0.0, "0.00"), (1.0, "100.00"), (0.123456, "12.35"), (0.5, "50.00"), (None, MISSING), (math.nan, MISSING)],
+)
+def test_percent_has_two_decimals(value: float | None, text: str) -> None:
+    assert percent(value) == text
+
+
+@pytest.mark.parametrize(("value", "text"), [(3.0, "3"), (2.5, "2.5"), (1 / 3, "0.3333"), (None, MISSING)])
+def test_plain_numbers_drop_needless_decimals(value: float | None, text: str) -> None:
+    assert plain_number(value) == text
+
+
+def test_arrows_and_names() -> None:
+    assert (arrow(True), arrow(False)) == ("↑", "↓")
+    assert humanize("relation_label") == "Relation label"
+    assert sorted(["doc10", "doc2", "Doc1", "doc2b"], key=natural_key) == ["Doc1", "doc2", "doc2b", "doc10"]
+
+
+def test_metrics_table_is_one_row_in_declared_order_then_extras() -> None:
+    table = metrics_table(DESCRIPTION, {"support": 12, "error": 0.25, "mean": 0.75})
+    assert [c.label for c in table.columns] == ["mean ↑", "error ↓", "support"]
+    assert [c.meaning for c in table.columns] == ["mean of the document values", "one minus the mean", ""]
+    [row] = table.rows
+    assert (row.key, row.values, row.cells) == ("overall", (0.75, 0.25, 12.0), ("75.00", "25.00", "12"))
+
+
+def test_document_table_rows_in_natural_order_with_counts_as_plain_numbers() -> None:
+    breakdown = {
+        "document": {
+            "en/doc10": {"mean": 0.5, "error": 0.5, "gold": 4},
+            "en/doc2": {"mean": 0.25, "error": 0.75, "gold": 2},
+            "de/doc1": {"mean": 1.0, "error": 0.0},
+        }
+    }
+    table = breakdown_table(DESCRIPTION, breakdown, "document")
+    assert (table.title, table.key_label) == ("Per document", "Document")
+    assert [c.id for c in table.columns] == ["mean", "error", "gold"]
+    assert [(r.key, r.cells) for r in table.rows] == [
+        ("de/doc1", ("100.00", "0.00", MISSING)),
+        ("en/doc2", ("25.00", "75.00", "2")),
+        ("en/doc10", ("50.00", "50.00", "4")),
+    ]
+
+
+def test_a_dimension_the_breakdown_lacks_gives_an_empty_table() -> None:
+    table = breakdown_table(DESCRIPTION, {}, "role")
+    assert (table.title, table.columns, table.rows) == ("Per role", (), ())
+
+
+def test_breakdown_tables_put_leaderboard_dimensions_first_and_documents_last() -> None:
+    row = {"mean": 0.5}
+    breakdown = {"document": {"d": row}, "topic": {"t": row}, "language": {"en": row}, "area": {"a": row}}
+    assert [t.dimension for t in breakdown_tables(DESCRIPTION, breakdown)] == ["language", "area", "topic", "document"]
+
+
+def test_table_to_dict_is_plain_data() -> None:
+    table = breakdown_table(DESCRIPTION, {"language": {"en": {"mean": 0.5}}}, "language")
+    assert table.to_dict() == {
+        "dimension": "language",
+        "title": "Per language",
+        "key_label": "Language",
+        "columns": [{"id": "mean", "label": "mean ↑", "meaning": "mean of the document values"}],
+        "rows": [{"key": "en", "values": [0.5], "cells": ["50.00"]}],
+    }
+
+
+def _entries() -> list[Entry]:
+    candidates = [
+        make_candidate(
+            1,
+            "a",
+            0,
+            {"mean": 0.6, "error": 0.4},
+            columns={"language": {"en": {"mean": 0.7, "error": 0.3}, "de": {"mean": 0.5, "error": 0.5}}},
+        ),
+        make_candidate(2, "b", 1, {"mean": 0.8, "error": 0.2}, columns={"language": {"en": {"mean": 0.8}}}),
+    ]
+    return rank(candidates, Rules.from_description(DESCRIPTION))
+
+
+def test_leaderboard_columns_add_the_primary_metric_per_language() -> None:
+    columns = leaderboard_columns(DESCRIPTION, _entries())
+    assert [c.id for c in columns] == ["mean", "error", "language:de:mean", "language:en:mean"]
+    assert [c.label for c in columns] == ["mean ↑", "error ↓", "de mean ↑", "en mean ↑"]
+
+
+def test_leaderboard_columns_with_chosen_breakdown_metrics() -> None:
+    columns = leaderboard_columns(DESCRIPTION, _entries(), breakdown_metrics=["error"])
+    assert [c.id for c in columns][2:] == ["language:de:error", "language:en:error"]
+
+
+def test_leaderboard_table_rows_carry_rank_team_and_cells() -> None:
+    table = leaderboard_table(DESCRIPTION, _entries())
+    assert [(r.rank, r.team, r.submitted_at.isoformat(), r.cells) for r in table.rows] == [
+        (1, "b", "2024-05-01T13:00:00+00:00", ("80.00", "20.00", MISSING, "80.00")),
+        (2, "a", T0.isoformat(), ("60.00", "40.00", "50.00", "70.00")),
+    ]
+    assert table.rows[0].values == (0.8, 0.2, None, 0.8)
+
+
+def test_svident_breakdowns_of_a_real_score_give_language_then_document_tables() -> None:
+    from scorers import get_scorer
+
+    case = require_shared("conformance", "svident-detection", "train-intlabels")
+    scorer = get_scorer("svident-detection")
+    report = scorer.score((case / "gold.tsv").read_bytes(), (case / "submission.json").read_bytes())
+    tables = breakdown_tables(scorer.describe(), report.breakdown)
+    assert [(t.title, [r.key for r in t.rows]) for t in tables] == [
+        ("Per language", ["de", "en"]),
+        ("Per document", ["de/21312", "en/63961"]),
+    ]
+    de = report.breakdown["language"]["de"]
+    assert tables[0].rows[0].cells == (percent(de["f1"]), percent(de["precision"]), percent(de["recall"]))
