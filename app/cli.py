@@ -126,7 +126,8 @@ def scorers_command(
         return
     for d in described:
         typer.echo(f"{d['name']} (version {d['version']}): {d['title']}")
-        typer.echo(f"  primary metric: {d['primary_metric']} ({'higher' if d['higher_is_better'] else 'lower'} is better)")
+        direction = "higher" if d["higher_is_better"] else "lower"
+        typer.echo(f"  primary metric: {d['primary_metric']} ({direction} is better)")
         typer.echo(f"  gold: {d['gold_format']}")
         typer.echo(f"  submission: {d['submission_format']}")
         typer.echo("  metrics:")

@@ -43,9 +43,7 @@ def decode_text(data: bytes, error: type[ValidationError] = InvalidSubmission) -
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise error(
-            [Problem(f"line {line}, byte {exc.start}", "is not UTF-8 text (save the file as UTF-8)")]
-        ) from None
+        raise error([Problem(f"line {line}, byte {exc.start}", "is not UTF-8 text (save the file as UTF-8)")]) from None
 
 
 def _object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

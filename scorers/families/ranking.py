@@ -1,0 +1,115 @@
+"""Ranking measures of trec_eval through pytrec_eval: MAP cut at k (``map_cut``) and R-precision (``Rprec``).
+
+A run maps each query to ``{doc_id: score}``; higher scores rank first. trec_eval ranks by the score
+converted to single precision (``float``), then breaks ties by doc id in descending ``strcmp`` order; we
+let pytrec_eval, which embeds trec_eval, do the ranking, and add three things around it:
+
+* ``prune`` keeps per query only the candidates that can reach rank max(cutoff, R): every candidate whose
+  single-precision score is at least the depth-th largest one. Anything dropped ranks below that depth
+  whatever the tie-breaking, so no number changes, and a 35-million-candidate run shrinks to a few dozen
+  candidates a query before it is copied into trec_eval's structures.
+* query and doc ids are replaced by plain ASCII ids that keep the order of the doc ids, so the ranking
+  is unchanged while ids that trec_eval mishandles (a NUL character cuts a C string short, a lone
+  surrogate crashes pytrec_eval) cannot reach it.
+* gold queries that a run leaves out count 0 when asked (pytrec_eval silently leaves them out); an
+  empty candidate list always scores 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+R_PRECISION = "r_precision"
+
+
+def measure_names(cutoffs: Iterable[int]) -> list[str]:
+    """The reported names, ``map@k`` for each cutoff (ascending) and ``r_precision``."""
+    return [f"map@{k}" for k in sorted(set(cutoffs))] + [R_PRECISION]
+
+
+def depth(cutoffs: Iterable[int], n_relevant: int) -> int:
+    """How many top-ranked candidates the measures look at: the largest cutoff, or R if that is larger."""
+    return max(max(cutoffs), n_relevant)
+
+
+def prune(candidates: Mapping[str, float], keep: int) -> dict[str, float]:
+    """The candidates that can rank in the top ``keep`` (ties at the boundary are all kept)."""
+    if len(candidates) <= keep:
+        return dict(candidates)
+    scores = np.fromiter(candidates.values(), dtype=np.float64, count=len(candidates))
+    # trec_eval holds scores as C floats: scores equal in single precision are ties. A double beyond
+    # the float range becomes +-inf there as here, which is what the silenced overflow warning is about.
+    with np.errstate(over="ignore"):
+        single = scores.astype(np.float32)
+    boundary = np.partition(single, len(single) - keep)[len(single) - keep]
+    chosen = np.flatnonzero(single >= boundary)
+    names = list(candidates)
+    return dict(zip([names[i] for i in chosen], scores[chosen].tolist(), strict=True))
+
+
+def evaluate(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Mapping[str, float]],
+    cutoffs: Sequence[int],
+    *,
+    missing_as_zero: bool = True,
+) -> dict[str, dict[str, float]]:
+    """Per gold query, ``map@k`` for each cutoff and ``r_precision``, as trec_eval computes them.
+
+    ``qrels`` maps queries to ``{doc_id: relevance}`` (relevant when >= 1). Queries of ``run`` that
+    are not in ``qrels`` are ignored. A gold query absent from ``run`` scores 0 on every measure when
+    ``missing_as_zero`` (otherwise it is left out, as pytrec_eval does); an empty list scores 0.
+    """
+    cuts = sorted(set(cutoffs))
+    if not cuts or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in cuts):
+        raise ValueError(f"cutoffs must be positive integers, not {list(cutoffs)!r}")
+    names = measure_names(cuts)
+    safe_qrels: dict[str, dict[str, int]] = {}
+    safe_run: dict[str, dict[str, float]] = {}
+    query_of: dict[str, str] = {}
+    for number, (query, judged) in enumerate(qrels.items()):
+        if query not in run:
+            continue
+        qid = f"q{number}"
+        query_of[qid] = query
+        n_relevant = sum(1 for rel in judged.values() if rel >= 1)
+        kept = prune(run[query], depth(cuts, n_relevant))
+        safe_qrels[qid], safe_run[qid] = _rename(judged, kept)
+    results = _trec_eval(safe_qrels, safe_run, cuts) if safe_qrels else {}
+    out: dict[str, dict[str, float]] = {}
+    for query in qrels:
+        if query not in run and not missing_as_zero:
+            continue
+        out[query] = dict.fromkeys(names, 0.0)
+    for qid, values in results.items():
+        measures = out[query_of[qid]]
+        for k in cuts:
+            measures[f"map@{k}"] = float(values[f"map_cut_{k}"])
+        measures[R_PRECISION] = float(values["Rprec"])
+    return out
+
+
+def _rename(judged: Mapping[str, int], kept: Mapping[str, float]) -> tuple[dict[str, int], dict[str, float]]:
+    """ASCII doc ids whose ``strcmp`` order is the order of the original ids (the tie-breaking order).
+
+    Python orders strings by code point, which is the byte order of their UTF-8 form, the order
+    trec_eval's ``strcmp`` sees. Judged documents outside ``kept`` are never ranked, so any distinct
+    id will do for them.
+    """
+    width = len(str(len(kept)))
+    new_id = {doc: f"d{i:0{width}d}" for i, doc in enumerate(sorted(kept))}
+    safe_judged = {new_id.get(doc, f"j{i}"): rel for i, (doc, rel) in enumerate(judged.items())}
+    return safe_judged, {new_id[doc]: float(score) for doc, score in kept.items()}
+
+
+def _trec_eval(
+    qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], cuts: Sequence[int]
+) -> dict[str, dict[str, float]]:
+    # Imported here so that importing the scorer library does not load the C extension.
+    import pytrec_eval
+
+    measures = {f"map_cut.{','.join(map(str, cuts))}", "Rprec"}
+    results: dict[str, dict[str, float]] = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    return results

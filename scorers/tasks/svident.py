@@ -1,0 +1,239 @@
+"""SV-Ident 2022 (survey variable identification): Task 1 detection and Task 2 disambiguation.
+
+Definition (SCORING.md, "SV-Ident"). Sentences are grouped by (the row's ``lang``, ``doc_id``); each
+group is scored on its own; the overall number is the plain mean over the groups of each language, then
+the plain mean over languages, so a group of one sentence weighs as much as a group of two hundred.
+The per-language means and the per-group numbers are the ``language`` and ``document`` breakdowns (the
+overview paper's Tables 8 and 12).
+
+* ``svident-detection`` (Task 1): the label of a sentence is ``is_variable``. Per group, scikit-learn's
+  macro precision, recall and F1 over the labels that occur in the group's gold or predictions, with
+  ``zero_division=0``: a group whose gold and predictions are all 0 scores 1.
+* ``svident-disambiguation`` (Task 2): the queries are the sentences with is_variable 1 and at least one
+  variable other than ``unk``; a query's relevant set is those variables. Per query, trec_eval's
+  ``map_cut_k`` (AP@k divides by all relevant variables, so a perfect list scores min(k, R) / R) and
+  ``Rprec``, computed by pytrec_eval; per group, the mean over its queries. Groups without queries are
+  not units.
+
+Formats: gold is the release TSV (``scorers.tasks.svident_format``). Task 1 submissions are
+``{uuid: label}`` with labels "0"/"1" or 0/1; Task 2 submissions are ``{uuid: {variable_id: score}}``,
+higher scores first, ties broken as trec_eval breaks them (single-precision score, then doc id in
+descending ``strcmp`` order).
+
+Options, for tasks that reuse these scorers: ``average_by`` ("language", the official two-stage mean, or
+"group", a plain mean over groups); Task 1 ``average`` (scikit-learn's macro, weighted, micro or binary
+within a group); Task 2 ``cutoffs`` (the k of map@k; 10 must stay, it is the primary metric) and
+``missing_queries`` ("refuse", or "zero": a query the run leaves out scores 0).
+
+Refused. Gold: missing columns, an is_variable other than 0/1, an empty uuid, doc_id or lang, a lang
+holding "/", a repeated uuid, rows with the wrong number of fields; for Task 2, a gold without queries. Task 1: a gold
+uuid without a label, a key that is not a gold uuid, a repeated key, any other label value (true, 0.5,
+"2"). Task 2: a key that is not a gold uuid, a repeated key, a missing query, a list that is not an
+object, a score that is not a JSON number (numeric strings, true/false), NaN or infinite scores, an
+integer score too large for a double.
+
+Deliberate differences from the official ``scripts/evaluate_task1.py`` and ``evaluate_task2.py``: Task 2
+pairs queries by uuid (the official script pairs by position in the file), breaks ties as trec_eval does
+(the official one by insertion order), refuses a run that leaves out a group (the official one skips the
+group), scores an empty candidate object 0 (the official one crashes) and ignores the lists of gold
+sentences that are not queries (the official one crashes on them inside a group that has queries).
+Task 1 accepts integer labels against the string gold (the official one crashes when a whole group is
+given integers). Any language code is accepted, not only en and de.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Generic, TypeVar
+
+from scorers.base import Breakdown, MetricSpec, OptionSpec, Scorer, UnitStats
+from scorers.errors import InvalidGold, OptionsError, Problem
+from scorers.families import classification, ranking
+from scorers.families.averaging import nested_mean
+from scorers.registry import register
+from scorers.tasks import svident_format
+from scorers.tasks.svident_format import SvIdentGold
+
+S = TypeVar("S")
+
+#: ``average_by`` values: the levels that ``nested_mean`` averages over, outermost first.
+AVERAGING_LEVELS: dict[str, tuple[str, ...]] = {"language": ("language",), "group": ()}
+GOLD_FORMAT = (
+    "SV-Ident release TSV with a header row: sentence, is_variable, variable (';'-separated, may hold unk), "
+    "research_data, doc_id, uuid, lang"
+)
+AVERAGE_BY = OptionSpec(
+    "average_by",
+    "language",
+    "'language': mean over the (language, document) groups of each language, then over languages (the "
+    "official definition); 'group': plain mean over all groups",
+)
+
+
+def unit_id(lang: str, doc_id: str) -> str:
+    """The id of a (language, document) group; ``lang`` never holds a ``/``, so ids are unambiguous."""
+    return f"{lang}/{doc_id}"
+
+
+class _SvIdentScorer(Scorer[SvIdentGold, S], Generic[S]):
+    """What both tasks share: the gold, grouping by (lang, doc_id) and averaging groups, then languages."""
+
+    unit: ClassVar[str] = "group"
+    leaderboard_breakdowns: ClassVar[tuple[str, ...]] = ("language",)
+    gold_format: ClassVar[str] = GOLD_FORMAT
+    submission_filename: ClassVar[str] = "submission.json"
+    choices: ClassVar[dict[str, tuple[str, ...]]] = {"average_by": tuple(AVERAGING_LEVELS)}
+
+    @classmethod
+    def check_option(cls, name: str, value: Any) -> Any:
+        value = super().check_option(name, value)
+        allowed = cls.choices.get(name)
+        if allowed is not None and value not in allowed:
+            raise OptionsError(f"option {name!r} of {cls.name} must be one of {', '.join(allowed)}, not {value!r}")
+        return value
+
+    def metric_names(self) -> list[str]:
+        return [spec.name for spec in self.metrics]
+
+    def parse_gold(self, data: bytes) -> SvIdentGold:
+        return svident_format.parse_gold(data)
+
+    def aggregate(self, stats: Sequence[UnitStats]) -> dict[str, float]:
+        return nested_mean(stats, self.metric_names(), AVERAGING_LEVELS[self.settings["average_by"]])
+
+    def breakdown(self, gold: SvIdentGold, submission: S, stats: Mapping[str, UnitStats]) -> Breakdown:
+        names = self.metric_names()
+        by_language: dict[str, list[UnitStats]] = {}
+        for value in stats.values():
+            by_language.setdefault(value["language"], []).append(value)
+        return {
+            "language": {lang: nested_mean(by_language[lang], names, ()) for lang in sorted(by_language)},
+            "document": {key: {m: float(stats[key][m]) for m in names} for key in sorted(stats)},
+        }
+
+
+@register
+class SvIdentDetection(_SvIdentScorer[dict[str, int]]):
+    """Task 1: does a sentence mention a survey variable? Macro P/R/F1 per document, then averaged."""
+
+    name = "svident-detection"
+    version = "1.0"
+    title = "SV-Ident 2022 Task 1: variable detection"
+    description = (
+        "Macro precision, recall and F1 of the is_variable labels, computed per (language, document) group "
+        "(scikit-learn, zero_division=0), averaged over the groups of each language, then over languages."
+    )
+    primary_metric = "f1"
+    secondary_metrics = ("precision", "recall")
+    metrics = (
+        MetricSpec("f1", "macro F1 per document, averaged over documents, then languages"),
+        MetricSpec("precision", "macro precision per document, averaged over documents, then languages"),
+        MetricSpec("recall", "macro recall per document, averaged over documents, then languages"),
+    )
+    options = (
+        OptionSpec(
+            "average",
+            "macro",
+            "scikit-learn average within a group: macro, weighted, micro, or binary (the numbers of label 1)",
+        ),
+        AVERAGE_BY,
+    )
+    choices: ClassVar[dict[str, tuple[str, ...]]] = {**_SvIdentScorer.choices, "average": classification.AVERAGES}
+    submission_format = 'JSON object {uuid: label}, label "0"/"1" or 0/1, for every gold sentence'
+
+    def parse_submission(self, data: bytes, gold: SvIdentGold) -> dict[str, int]:
+        return svident_format.parse_labels(data, gold)
+
+    def unit_stats(self, gold: SvIdentGold, submission: dict[str, int]) -> dict[str, UnitStats]:
+        items = ((gold.group[uuid], label, submission[uuid]) for uuid, label in gold.label.items())
+        scored = classification.group_prf(items, average=self.settings["average"])
+        return {
+            unit_id(lang, doc_id): {"language": lang, "document": doc_id, "sentences": prf.size, **prf.metrics()}
+            for (lang, doc_id), prf in scored.items()
+        }
+
+
+@register
+class SvIdentDisambiguation(_SvIdentScorer[dict[str, dict[str, float]]]):
+    """Task 2: rank candidate variables per sentence; MAP@k and R-precision per document, then averaged."""
+
+    name = "svident-disambiguation"
+    version = "1.0"
+    title = "SV-Ident 2022 Task 2: variable disambiguation"
+    description = (
+        "trec_eval MAP cut at 1, 5, 10 and 20 and R-precision of the ranked candidate variables of each "
+        "variable-bearing sentence, averaged over the sentences of a (language, document) group, then over "
+        "the groups of each language, then over languages."
+    )
+    primary_metric = "map@10"
+    secondary_metrics = ("r_precision",)
+    metrics = (
+        *(
+            MetricSpec(f"map@{k}", f"mean average precision over the top {k} (AP@{k} divides by all relevant)")
+            for k in (1, 5, 10, 20)
+        ),
+        MetricSpec("r_precision", "precision at rank R, R = the number of relevant variables of the sentence"),
+    )
+    options = (
+        OptionSpec("cutoffs", [1, 5, 10, 20], "the k of the map@k metrics; must include 10 (the primary metric)"),
+        OptionSpec(
+            "missing_queries",
+            "refuse",
+            "'refuse': a run must hold every query (the official definition); 'zero': a missing query scores 0",
+        ),
+        AVERAGE_BY,
+    )
+    choices: ClassVar[dict[str, tuple[str, ...]]] = {**_SvIdentScorer.choices, "missing_queries": ("refuse", "zero")}
+    submission_format = (
+        "JSON object {uuid: {variable_id: score}}, higher scores rank first, finite JSON numbers; every query "
+        "sentence (is_variable 1 with a variable other than unk) needs an object ({} for none)"
+    )
+
+    @classmethod
+    def check_option(cls, name: str, value: Any) -> Any:
+        value = super().check_option(name, value)
+        if name == "cutoffs":
+            if not value or any(type(k) is not int or k < 1 for k in value) or len(set(value)) != len(value):
+                raise OptionsError(f"option 'cutoffs' of {cls.name} must be distinct positive integers, not {value!r}")
+            if 10 not in value:
+                raise OptionsError(f"option 'cutoffs' of {cls.name} must include 10, the cutoff of map@10")
+            value = sorted(value)
+        return value
+
+    def metric_names(self) -> list[str]:
+        return ranking.measure_names(self.settings["cutoffs"])
+
+    def parse_gold(self, data: bytes) -> SvIdentGold:
+        gold = svident_format.parse_gold(data)
+        if not gold.relevant:
+            raise InvalidGold(
+                [
+                    Problem(
+                        "", "the gold has no Task 2 query (a sentence with is_variable 1 and a variable other than unk)"
+                    )
+                ]
+            )
+        return gold
+
+    def parse_submission(self, data: bytes, gold: SvIdentGold) -> dict[str, dict[str, float]]:
+        return svident_format.parse_run(
+            data, gold, self.settings["cutoffs"], require_queries=self.settings["missing_queries"] == "refuse"
+        )
+
+    def unit_stats(self, gold: SvIdentGold, submission: dict[str, dict[str, float]]) -> dict[str, UnitStats]:
+        qrels = {uuid: dict.fromkeys(variables, 1) for uuid, variables in gold.relevant.items()}
+        per_query = ranking.evaluate(qrels, submission, self.settings["cutoffs"], missing_as_zero=True)
+        names = self.metric_names()
+        groups: dict[tuple[str, str], list[dict[str, float]]] = {}
+        for uuid, measures in per_query.items():
+            groups.setdefault(gold.group[uuid], []).append(measures)
+        return {
+            unit_id(lang, doc_id): {
+                "language": lang,
+                "document": doc_id,
+                "queries": len(queries),
+                **{m: math.fsum(q[m] for q in queries) / len(queries) for m in names},
+            }
+            for (lang, doc_id), queries in groups.items()
+        }

@@ -1,0 +1,115 @@
+"""Grouped classification metrics: hand-computed groups, scikit-learn agreement, group averaging."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Hashable
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import precision_recall_fscore_support
+
+from scorers.families.classification import AVERAGES, GroupPRF, aggregate, group_prf
+
+
+def items(group: str, gold: list[int], pred: list[int]) -> list[tuple[str, Hashable, Hashable]]:
+    return [(group, g, p) for g, p in zip(gold, pred, strict=True)]
+
+
+# gold [1, 1, 0, 0], predicted [1, 0, 0, 0]:
+#   label 1: tp 1, fp 0, fn 1 -> P 1,   R 1/2, F 2/3
+#   label 0: tp 2, fp 1, fn 0 -> P 2/3, R 1,   F 4/5
+MIXED = items("d", [1, 1, 0, 0], [1, 0, 0, 0])
+
+
+def test_macro_is_the_mean_over_the_labels_of_the_group() -> None:
+    # P (1 + 2/3) / 2 = 5/6, R (1/2 + 1) / 2 = 3/4, F (2/3 + 4/5) / 2 = 11/15.
+    (scored,) = group_prf(MIXED).values()
+    assert (scored.precision, scored.recall, scored.f1) == pytest.approx((5 / 6, 3 / 4, 11 / 15), abs=1e-15)
+    assert scored.size == 4
+
+
+def test_weighted_micro_and_binary() -> None:
+    # weighted by gold support (2 and 2) equals macro here; micro = accuracy = 3/4; binary = label 1's numbers.
+    assert group_prf(MIXED, average="weighted")["d"].f1 == pytest.approx(11 / 15, abs=1e-15)
+    assert group_prf(MIXED, average="micro")["d"] == GroupPRF(0.75, 0.75, 0.75, 4)
+    binary = group_prf(MIXED, average="binary")["d"]
+    assert (binary.precision, binary.recall, binary.f1) == pytest.approx((1.0, 0.5, 2 / 3), abs=1e-15)
+
+
+def test_weighted_uses_gold_support() -> None:
+    # gold [1, 0, 0, 0], predicted [1, 1, 0, 0]: label 1: P 1/2, R 1, F 2/3 (support 1);
+    # label 0: P 1, R 2/3, F 4/5 (support 3) -> weighted F (2/3 + 3 * 4/5) / 4 = 23/30.
+    scored = group_prf(items("d", [1, 0, 0, 0], [1, 1, 0, 0]), average="weighted")["d"]
+    assert scored.f1 == pytest.approx(23 / 30, abs=1e-15)
+
+
+def test_a_group_that_is_all_zero_in_gold_and_predictions_scores_one() -> None:
+    # Only label 0 occurs: tp 3, fp 0, fn 0 -> P = R = F = 1 (binary: label 1 never occurs -> 0).
+    assert group_prf(items("d", [0, 0, 0], [0, 0, 0]))["d"] == GroupPRF(1.0, 1.0, 1.0, 3)
+    assert group_prf(items("d", [0, 0, 0], [0, 0, 0]), average="binary")["d"] == GroupPRF(0.0, 0.0, 0.0, 3)
+
+
+def test_all_wrong_scores_zero_without_warnings() -> None:
+    # label 0: tp 0, fp 0 (P 0/0 -> 0), fn 2; label 1: tp 0, fp 2, fn 0 (R 0/0 -> 0) -> all 0.
+    assert group_prf(items("d", [0, 0], [1, 1]))["d"] == GroupPRF(0.0, 0.0, 0.0, 2)
+
+
+def test_groups_are_scored_separately_and_averaged_without_size_weights() -> None:
+    # A one-sentence group that is wrong (F 0) weighs as much as a hundred-sentence perfect group (F 1).
+    big = items("big", [1, 0] * 50, [1, 0] * 50)
+    small = items("small", [1], [0])
+    scored = group_prf(big + small)
+    assert scored["big"].f1 == 1.0
+    assert scored["small"].f1 == 0.0
+    records = [{"language": "en", **prf.metrics()} for prf in scored.values()]
+    assert aggregate(records, ["language"]) == {"precision": 0.5, "recall": 0.5, "f1": 0.5}
+
+
+def test_labels_of_any_hashable_type() -> None:
+    # "1" and 1 are two different labels to the family; adapters normalise labels first.
+    scored = group_prf([("d", "yes", "yes"), ("d", "no", "yes")])["d"]
+    # yes: P 1/2, R 1, F 2/3; no: P 0, R 0, F 0 -> macro F 1/3.
+    assert scored.f1 == pytest.approx(1 / 3, abs=1e-15)
+
+
+def test_no_items_no_groups() -> None:
+    assert group_prf([]) == {}
+
+
+def test_unknown_average_is_an_error() -> None:
+    with pytest.raises(ValueError, match="average must be one of"):
+        group_prf(MIXED, average="samples")
+
+
+labelled_items = st.lists(
+    st.tuples(st.sampled_from("abcd"), st.integers(0, 2), st.integers(0, 2)), min_size=1, max_size=40
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(labelled_items, st.sampled_from(AVERAGES))
+def test_every_group_is_what_scikit_learn_gives_for_that_group_alone(
+    triples: list[tuple[str, int, int]], average: str
+) -> None:
+    if average == "binary":  # scikit-learn allows binary averaging only for two labels
+        triples = [(g, t % 2, p % 2) for g, t, p in triples]
+    scored = group_prf(triples, average=average)
+    assert set(scored) == {g for g, _, _ in triples}
+    for group, prf in scored.items():
+        gold = [t for g, t, _ in triples if g == group]
+        pred = [p for g, _, p in triples if g == group]
+        expected = precision_recall_fscore_support(gold, pred, average=average, zero_division=0)[:3]
+        assert (prf.precision, prf.recall, prf.f1) == pytest.approx(expected, abs=1e-15)
+        assert prf.size == len(gold)
+
+
+@settings(max_examples=50, deadline=None)
+@given(labelled_items, st.sampled_from(AVERAGES), st.randoms(use_true_random=False))
+def test_order_of_items_never_changes_a_bit(
+    triples: list[tuple[str, int, int]], average: str, rng: random.Random
+) -> None:
+    shuffled = list(triples)
+    rng.shuffle(shuffled)
+    assert group_prf(shuffled, average=average) == group_prf(triples, average=average)

@@ -1,0 +1,106 @@
+"""trec_eval ranking measures: hand-computed AP@k and R-precision, trec_eval's ties, pruning, missing queries."""
+
+from __future__ import annotations
+
+import pytest
+import pytrec_eval
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scorers.families.ranking import depth, evaluate, measure_names, prune
+
+CUTS = [1, 3, 5]
+
+
+def one(relevant: set[str], candidates: dict[str, float], cutoffs: list[int] = CUTS) -> dict[str, float]:
+    return evaluate({"q": dict.fromkeys(relevant, 1)}, {"q": candidates}, cutoffs)["q"]
+
+
+def test_average_precision_cut_at_k_and_r_precision() -> None:
+    # Ranking a x b y c with relevant {a, b, c}: precision at the relevant ranks 1, 3, 5 is 1, 2/3, 3/5.
+    # AP@1 = 1/3; AP@3 = (1 + 2/3) / 3 = 5/9; AP@5 = (1 + 2/3 + 3/5) / 3 = 34/45; R = 3: top 3 holds 2 -> 2/3.
+    got = one({"a", "b", "c"}, {"a": 0.9, "x": 0.8, "b": 0.7, "y": 0.6, "c": 0.5})
+    assert got == pytest.approx({"map@1": 1 / 3, "map@3": 5 / 9, "map@5": 34 / 45, "r_precision": 2 / 3}, abs=1e-12)
+
+
+def test_a_perfect_list_scores_below_one_when_there_are_more_relevant_than_k() -> None:
+    # AP@k divides by R = 3, not by min(k, R): AP@1 = 1/3, AP@3 = AP@5 = 1.
+    got = one({"a", "b", "c"}, {"a": 3.0, "b": 2.0, "c": 1.0, "x": 0.0})
+    assert got == {"map@1": pytest.approx(1 / 3, abs=1e-15), "map@3": 1.0, "map@5": 1.0, "r_precision": 1.0}
+
+
+def test_ties_are_broken_by_doc_id_in_descending_order() -> None:
+    # Equal scores: trec_eval ranks the larger doc id first (strcmp, descending), whatever the order given.
+    assert one({"a"}, {"a": 1.0, "b": 1.0})["map@1"] == 0.0  # b, a
+    assert one({"a"}, {"b": 1.0, "a": 1.0})["map@1"] == 0.0  # still b, a
+    assert one({"c"}, {"c": 1.0, "b": 1.0})["map@1"] == 1.0  # c, b
+    assert one({"a"}, {"a": 1.0, "B": 1.0})["map@1"] == 1.0  # "a" > "B" in byte order
+
+
+def test_scores_are_compared_in_single_precision_as_trec_eval_does() -> None:
+    # 1 + 1e-12 is 1.0 as a C float, so it ties with 1.0 and b ranks first; 1 + 1e-6 does not tie.
+    assert one({"a"}, {"a": 1.0 + 1e-12, "b": 1.0})["map@1"] == 0.0
+    assert one({"a"}, {"a": 1.0 + 1e-6, "b": 1.0})["map@1"] == 1.0
+    # Beyond the float range both become +inf: a tie again.
+    assert one({"a"}, {"a": 1e300, "b": 1e39})["map@1"] == 0.0
+
+
+def test_doc_ids_that_trec_eval_cannot_hold_are_ranked_by_code_point() -> None:
+    # A NUL would cut a C string short, a lone surrogate crashes pytrec_eval; both are renamed first.
+    assert one({"a\x00b"}, {"a\x00b": 1.0, "a\x00c": 1.0}, [1, 2]) == {"map@1": 0.0, "map@2": 0.5, "r_precision": 0.0}
+    assert one({"\ud800"}, {"\ud800": 1.0, "z": 1.0}, [1])["map@1"] == 1.0
+    assert one({""}, {"": 1.0, "z": 0.5}, [1])["map@1"] == 1.0
+
+
+def test_missing_and_empty_queries() -> None:
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    run = {"q1": {"a": 1.0}, "q2": {}, "extra": {"a": 1.0}}
+    zero = dict.fromkeys(measure_names([1]), 0.0)
+    assert evaluate(qrels, run, [1]) == {"q1": {"map@1": 1.0, "r_precision": 1.0}, "q2": zero, "q3": zero}
+    # pytrec_eval's own behaviour: a query the run lacks is left out (an empty list still scores 0).
+    assert set(evaluate(qrels, run, [1], missing_as_zero=False)) == {"q1", "q2"}
+    assert evaluate({}, run, [1]) == {}
+
+
+def test_judgements_below_one_are_not_relevant() -> None:
+    # Relevant {a} only (R = 1): b at rank 1 is judged 0. AP@2 = (1/2) / 1.
+    got = evaluate({"q": {"a": 1, "b": 0}}, {"q": {"b": 2.0, "a": 1.0}}, [2])["q"]
+    assert got == {"map@2": 0.5, "r_precision": 0.0}
+
+
+def test_names_depth_and_bad_cutoffs() -> None:
+    assert measure_names([20, 1, 10, 10]) == ["map@1", "map@10", "map@20", "r_precision"]
+    assert depth([1, 5], 3) == 5
+    assert depth([1, 5], 8) == 8
+    for bad in ([], [0], [True], [2.0]):
+        with pytest.raises(ValueError, match="positive integers"):
+            evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, bad)  # type: ignore[arg-type]
+
+
+def test_prune_keeps_every_candidate_tied_at_the_boundary() -> None:
+    assert prune({"a": 3.0, "b": 2.0, "c": 2.0, "d": 1.0}, 2) == {"a": 3.0, "b": 2.0, "c": 2.0}
+    assert prune({"a": 1.0 + 1e-12, "b": 1.0, "c": 0.0}, 1) == {"a": 1.0 + 1e-12, "b": 1.0}
+    assert prune({"a": 1.0}, 5) == {"a": 1.0}
+
+
+# Scores with many exact and single-precision ties, and values at the edges of the float range.
+NEAR_TIES = [0.0, -0.0, 1.0, 1.0 + 2**-24, 1.0 + 3 * 2**-24, 1.0 + 2**-22, 16777216, 16777217, 1e39, 1e300, -1e300]
+score = st.one_of(st.sampled_from(NEAR_TIES), st.floats(-2, 2, allow_nan=False), st.integers(-3, 3))
+doc = st.sampled_from([f"d{i}" for i in range(25)])
+query = st.tuples(st.dictionaries(doc, st.just(1), min_size=1, max_size=12), st.dictionaries(doc, score, max_size=25))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(query, min_size=1, max_size=4), st.lists(st.integers(1, 12), min_size=1, max_size=3, unique=True))
+def test_pruning_and_renaming_never_change_what_pytrec_eval_gives_on_the_whole_run(
+    queries: list[tuple[dict[str, int], dict[str, float]]], cutoffs: list[int]
+) -> None:
+    qrels = {f"q{i}": judged for i, (judged, _) in enumerate(queries)}
+    run = {f"q{i}": candidates for i, (_, candidates) in enumerate(queries)}
+    measures = {f"map_cut.{','.join(map(str, sorted(cutoffs)))}", "Rprec"}
+    expected = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    got = evaluate(qrels, run, cutoffs)
+    for q, values in got.items():
+        for k in cutoffs:
+            assert values[f"map@{k}"] == expected[q][f"map_cut_{k}"]
+        assert values["r_precision"] == expected[q]["Rprec"]

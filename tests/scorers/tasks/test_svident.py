@@ -1,0 +1,245 @@
+"""SV-Ident scorers: hand-computed tasks 1 and 2, group averaging, options, subsets, order and the real data."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from scorers import InvalidSubmission, OptionsError, get_scorer
+from scorers.tasks.svident import SvIdentDetection, SvIdentDisambiguation
+from tests.conftest import require_shared
+from tests.scorers.tasks.svident_data import DETECTION_GOLD, DETECTION_RUN, RANKING_GOLD, RANKING_RUN, dumps, make_gold
+
+# -- Task 1 ---------------------------------------------------------------------------------------
+
+
+def test_detection_hand_computed() -> None:
+    # The arithmetic is written next to DETECTION_GOLD in svident_data.py.
+    report = get_scorer("svident-detection").score(DETECTION_GOLD, dumps(DETECTION_RUN))
+    assert report.metrics == pytest.approx({"precision": 17 / 24, "recall": 11 / 16, "f1": 41 / 60}, abs=1e-15)
+    language = report.breakdown["language"]
+    assert list(language) == ["de", "en"]
+    assert language["en"] == pytest.approx({"precision": 5 / 12, "recall": 3 / 8, "f1": 11 / 30}, abs=1e-15)
+    assert language["de"] == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+    assert report.breakdown["document"]["en/d2"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+    assert list(report.breakdown["document"]) == ["de/d3", "en/d1", "en/d2"]
+    assert report.units["en/d1"]["sentences"] == 4
+
+
+def test_a_group_of_one_sentence_weighs_as_much_as_a_big_one() -> None:
+    # en/big: 40 sentences, all right -> 1; en/one: 1 sentence, wrong -> 0; the en (and overall) F1 is 1/2,
+    # where pooling the 41 sentences would give 40/41 (label 1: P 1, R 20/21; label 0: P 20/21, R 1; F 40/41 each).
+    rows = [(f"b{i}", "en", "big", str(i % 2), "v" if i % 2 else "") for i in range(40)]
+    rows.append(("lonely", "en", "one", "1", "v"))
+    run = {uuid: label for uuid, _, _, label, _ in rows} | {"lonely": "0"}
+    report = get_scorer("svident-detection").score(make_gold(rows), dumps(run))
+    assert report.metrics["f1"] == 0.5
+    by_group = get_scorer("svident-detection", {"average_by": "group"}).score(make_gold(rows), dumps(run))
+    assert by_group.metrics["f1"] == 0.5  # one language: the same two groups
+
+
+def test_detection_options() -> None:
+    run = dumps(DETECTION_RUN)
+    # micro = accuracy per group: en/d1 3/4, en/d2 0, de/d3 1 -> en 3/8 -> (3/8 + 1) / 2 = 11/16.
+    micro = get_scorer("svident-detection", {"average": "micro"}).score(DETECTION_GOLD, run)
+    assert micro.metrics["f1"] == 11 / 16
+    # average_by "group": plain mean of the three groups: F (11/15 + 0 + 1) / 3 = 26/45.
+    by_group = get_scorer("svident-detection", {"average_by": "group"}).score(DETECTION_GOLD, run)
+    assert by_group.metrics["f1"] == pytest.approx(26 / 45, abs=1e-15)
+    with pytest.raises(OptionsError, match="must be one of macro, weighted, micro, binary"):
+        get_scorer("svident-detection", {"average": "samples"})
+    with pytest.raises(OptionsError, match="must be one of language, group"):
+        get_scorer("svident-detection", {"average_by": "document"})
+
+
+def test_string_and_integer_labels_score_alike() -> None:
+    as_strings = {k: str(v) for k, v in DETECTION_RUN.items()}
+    as_integers = {k: int(v) for k, v in DETECTION_RUN.items()}
+    scorer = get_scorer("svident-detection")
+    assert scorer.score(DETECTION_GOLD, dumps(as_strings)) == scorer.score(DETECTION_GOLD, dumps(as_integers))
+
+
+@pytest.mark.parametrize(
+    ("run", "message"),
+    [
+        (DETECTION_RUN | {"u1": "2"}, 'key "u1": label "2" is not one of "0", "1", 0, 1'),
+        (DETECTION_RUN | {"u1": 0.5}, 'key "u1": label 0.5 is not one of "0", "1", 0, 1'),
+        (DETECTION_RUN | {"u1": 1.0}, 'key "u1": label 1.0 is not one of'),
+        (DETECTION_RUN | {"u1": True}, 'key "u1": label true is not one of'),
+        (DETECTION_RUN | {"u1": " 1"}, 'key "u1": label " 1" is not one of'),
+        (DETECTION_RUN | {"u1": None}, 'key "u1": label null is not one of'),
+        (DETECTION_RUN | {"u9": "1"}, 'key "u9": is not a uuid of a gold sentence'),
+        ({k: v for k, v in DETECTION_RUN.items() if k != "u5"}, 'key "u5": is missing: every gold sentence needs'),
+        ([DETECTION_RUN], "top level: expected one JSON object {uuid: label}"),
+    ],
+)
+def test_detection_refusals(run: Any, message: str) -> None:
+    with pytest.raises(InvalidSubmission) as caught:
+        get_scorer("svident-detection").score(DETECTION_GOLD, dumps(run))
+    assert message in str(caught.value)
+
+
+def test_detection_refuses_a_repeated_key_and_reports_many_problems_at_once() -> None:
+    scorer = get_scorer("svident-detection")
+    with pytest.raises(InvalidSubmission, match="appears more than once"):
+        scorer.score(DETECTION_GOLD, b'{"u1": "1", "u1": "0"}')
+    with pytest.raises(InvalidSubmission) as caught:
+        scorer.score(DETECTION_GOLD, dumps({"u1": 7, "zz": "1"}))
+    assert caught.value.total == 1 + 1 + 6  # a bad label, an unknown key, six missing uuids
+
+
+# -- Task 2 ---------------------------------------------------------------------------------------
+
+
+def test_disambiguation_hand_computed() -> None:
+    # The arithmetic is written next to RANKING_GOLD in svident_data.py.
+    report = get_scorer("svident-disambiguation").score(RANKING_GOLD, dumps(RANKING_RUN))
+    expected = {"map@1": 11 / 48, "map@5": 2 / 3, "map@10": 2 / 3, "map@20": 2 / 3, "r_precision": 9 / 16}
+    assert report.metrics == pytest.approx(expected, abs=1e-15)
+    assert set(report.units) == {"en/d1", "en/d2", "de/d3"}
+    assert report.units["en/d1"]["queries"] == 2
+    assert report.breakdown["language"]["en"] == pytest.approx(
+        {"map@1": 1 / 8, "map@5": 1 / 3, "map@10": 1 / 3, "map@20": 1 / 3, "r_precision": 1 / 8}
+    )
+    assert report.breakdown["document"]["en/d2"] == dict.fromkeys(expected, 0.0)
+
+
+def test_ties_are_broken_as_trec_eval_breaks_them_not_by_position() -> None:
+    # q2's c and x tie: trec_eval puts x (the larger id) first whatever the order in the file, so q2 scores 0 at
+    # rank 1 (the official script, which keeps insertion order, would put c first and score 1).
+    run = RANKING_RUN | {"q2": {"c": 1.0, "x": 1.0}}
+    scorer = get_scorer("svident-disambiguation")
+    report = scorer.score(RANKING_GOLD, dumps(run))
+    assert report.units["en/d1"]["map@1"] == 0.25  # (q1 1/2 + q2 0) / 2
+    flipped = RANKING_RUN | {"q2": {"x": 1.0, "c": 1.0}}
+    assert scorer.score(RANKING_GOLD, dumps(flipped)).metrics == report.metrics
+
+
+def test_disambiguation_options() -> None:
+    scorer = get_scorer("svident-disambiguation", {"cutoffs": [10, 2]})
+    report = scorer.score(RANKING_GOLD, dumps(RANKING_RUN))
+    # q1 AP@2 = (1/1) / 2 = 1/2; q2 1/2; q3 0; q4 AP@2 = 2/3. en/d1 1/2, en/d2 0 -> en 1/4; de 2/3 -> 11/24.
+    assert list(report.metrics) == ["map@2", "map@10", "r_precision"]
+    assert report.metrics["map@2"] == pytest.approx(11 / 24, abs=1e-15)
+    incomplete = {k: v for k, v in RANKING_RUN.items() if k != "q3"}
+    zero = get_scorer("svident-disambiguation", {"missing_queries": "zero"}).score(RANKING_GOLD, dumps(incomplete))
+    assert zero.metrics == get_scorer("svident-disambiguation").score(RANKING_GOLD, dumps(RANKING_RUN)).metrics
+    for bad, message in [
+        ([1, 5], "must include 10"),
+        ([10, 10], "distinct positive integers"),
+        ([0, 10], "distinct positive integers"),
+        ([True, 10], "distinct positive integers"),
+        ("10", "must be of type list"),
+    ]:
+        with pytest.raises(OptionsError, match=message):
+            get_scorer("svident-disambiguation", {"cutoffs": bad})
+    with pytest.raises(OptionsError, match="must be one of refuse, zero"):
+        get_scorer("svident-disambiguation", {"missing_queries": "skip"})
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"q9": {}}, 'key "q9": is not a uuid of a gold sentence'),
+        ({"q1": [["a", 1.0]]}, 'key "q1": expected an object {variable_id: score}, not a list'),
+        ({"q1": {"a": "0.09"}}, 'key "q1", variable "a": score "0.09" is not a JSON number'),
+        ({"q1": {"a": True}}, 'key "q1", variable "a": score true is not a JSON number'),
+        ({"q1": {"a": None}}, 'key "q1", variable "a": score null is not a JSON number'),
+        ({"q1": {"a": 10**400}}, 'key "q1", variable "a": score 1000'),
+        ({"n1": {"a": "high"}}, 'key "n1", variable "a": score "high"'),  # non-queries are validated too
+        ({"n3": 5}, 'key "n3": expected an object'),
+    ],
+)
+def test_disambiguation_refusals(change: dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidSubmission) as caught:
+        get_scorer("svident-disambiguation").score(RANKING_GOLD, dumps(RANKING_RUN | change))
+    assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("submission", "message"),
+    [
+        (b'{"q1": {"a": NaN}, "q2": {}, "q3": {}, "q4": {}}', "NaN is not a JSON number"),
+        (b'{"q1": {"a": Infinity}, "q2": {}, "q3": {}, "q4": {}}', "Infinity is not a JSON number"),
+        (b'{"q1": {"a": 1e999}, "q2": {}, "q3": {}, "q4": {}}', "overflows to infinity"),
+        (b'{"q1": {"a": 1, "a": 2}, "q2": {}, "q3": {}, "q4": {}}', "appears more than once"),
+        (b'{"q1": {}, "q1": {}, "q2": {}, "q3": {}, "q4": {}}', "appears more than once"),
+        (b'{"q1": {}, "q2": {}, "q4": {}}', 'key "q3": is missing: it is a query'),
+        (b"q1\tQ0\ta\t1\t0.9\trun", "not valid JSON"),
+        (b"", "the file is empty"),
+    ],
+)
+def test_disambiguation_refusals_of_the_json_text(submission: bytes, message: str) -> None:
+    with pytest.raises(InvalidSubmission) as caught:
+        get_scorer("svident-disambiguation").score(RANKING_GOLD, submission)
+    assert message in str(caught.value)
+
+
+# -- both tasks: order, subsets, declarations -----------------------------------------------------
+
+CASES = [("svident-detection", DETECTION_GOLD, DETECTION_RUN), ("svident-disambiguation", RANKING_GOLD, RANKING_RUN)]
+
+
+def _shuffled_gold(gold: bytes, seed: int) -> bytes:
+    header, *rows = gold.decode().splitlines()
+    random.Random(seed).shuffle(rows)
+    return "\n".join([header, *rows]).encode()
+
+
+@pytest.mark.parametrize(("name", "gold", "run"), CASES)
+def test_order_of_gold_rows_and_submission_keys_does_not_matter(name: str, gold: bytes, run: dict[str, Any]) -> None:
+    scorer = get_scorer(name)
+    first = scorer.score(gold, dumps(run))
+    for seed in range(3):
+        keys = list(run)
+        random.Random(seed).shuffle(keys)
+        again = scorer.score(_shuffled_gold(gold, seed), dumps({k: run[k] for k in keys}))
+        assert again.metrics == first.metrics
+        assert again.breakdown == first.breakdown
+
+
+@pytest.mark.parametrize(("name", "gold", "run"), CASES)
+def test_a_subset_of_units_scores_like_a_gold_restricted_to_it(name: str, gold: bytes, run: dict[str, Any]) -> None:
+    scorer = get_scorer(name)
+    parsed_gold = scorer.parse_gold(gold)
+    parsed_run = scorer.parse_submission(dumps(run), parsed_gold)
+    for units in (["en/d1"], ["en/d1", "de/d3"], ["en/d2", "de/d3"]):
+        header, *rows = gold.decode().splitlines()
+        kept = [row for row in rows if "/".join(row.split("\t")[i] for i in (6, 4)) in units]
+        kept_ids = {row.split("\t")[5] for row in kept}
+        restricted = scorer.score("\n".join([header, *kept]).encode(), dumps({k: run[k] for k in kept_ids & set(run)}))
+        assert scorer.compute(parsed_gold, parsed_run, units=units).metrics == restricted.metrics
+
+
+def test_declarations() -> None:
+    for cls in (SvIdentDetection, SvIdentDisambiguation):
+        assert cls.unit == "group"
+        assert cls.leaderboard_breakdowns == ("language",)
+    assert SvIdentDetection.primary_metric == "f1"
+    assert [m.name for m in SvIdentDisambiguation.metrics] == SvIdentDisambiguation().metric_names()
+
+
+# -- the real release data ------------------------------------------------------------------------
+
+
+def test_a_document_mixing_languages_splits_into_groups_by_row_language() -> None:
+    # Document 12715 has 220 de rows and 1 en row; the en row is gold 1, predicted 0 and forms (en, 12715) alone.
+    case = require_shared("conformance", "svident-detection", "train-mixedlang")
+    report = get_scorer("svident-detection").score(
+        (case / "gold.tsv").read_bytes(), (case / "submission.json").read_bytes()
+    )
+    assert report.units["en/12715"]["sentences"] == 1
+    assert report.breakdown["document"]["en/12715"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+    assert report.units["de/12715"]["sentences"] == 220
+
+
+def test_the_release_files_are_accepted_as_gold() -> None:
+    data = require_shared("data", "svident")
+    for name in ("train.tsv", "val.tsv"):
+        gold = get_scorer("svident-disambiguation").parse_gold((data / name).read_bytes())
+        assert all(gold.relevant.values())
+    val = get_scorer("svident-detection").parse_gold((data / "val.tsv").read_bytes())
+    assert len(val.label) == 425
+    assert len({val.group[u] for u in val.label}) == 30

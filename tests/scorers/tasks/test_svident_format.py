@@ -1,0 +1,168 @@
+"""Reading SV-Ident files: the gold TSV's refusals with their lines, and fuzzing of both submission parsers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scorers import InvalidGold, ValidationError, get_scorer
+from scorers.tasks.svident_format import parse_gold
+from tests.scorers.tasks.svident_data import DETECTION_GOLD, DETECTION_RUN, RANKING_GOLD, RANKING_RUN, make_gold
+
+HEADER_LINE = "sentence\tis_variable\tvariable\tresearch_data\tdoc_id\tuuid\tlang"
+
+
+def refusal(data: bytes) -> str:
+    with pytest.raises(InvalidGold) as caught:
+        parse_gold(data)
+    return str(caught.value)
+
+
+def test_gold_reads_the_release_layout() -> None:
+    gold = parse_gold(
+        make_gold([("u1", "en", "d1", "1", "a; b;;unk"), ("u2", "de", "d2", "1", "unk"), ("u3", "de", "d2", "0", "")])
+    )
+    assert gold.label == {"u1": 1, "u2": 1, "u3": 0}
+    assert gold.group == {"u1": ("en", "d1"), "u2": ("de", "d2"), "u3": ("de", "d2")}
+    assert gold.relevant == {"u1": frozenset({"a", "b"})}  # u2 has only unk: not a query
+
+
+def test_gold_accepts_bom_crlf_blank_lines_quoting_and_any_column_order() -> None:
+    text = (
+        "\ufefflang\tuuid\tdoc_id\tresearch_data\tvariable\tis_variable\tsentence\textra\r\n"
+        '\r\nen\tu1\td1\tZA1\ta\t1\t"A ""quoted""\tsentence\r\nover two lines"\tx\r\n'
+    )
+    gold = parse_gold(text.encode())
+    assert gold.relevant == {"u1": frozenset({"a"})}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "the file is empty; expected a header row (sentence, is_variable"),
+        (HEADER_LINE + "\n", "has a header row but no sentences"),
+        (
+            "sentence\tis_variable\tvariable\tresearch_data\tdoc_id\tuuid\n",
+            "line 1: the header row lacks the column(s) lang",
+        ),
+        (HEADER_LINE + "\tlang\n", "line 1: the header row repeats the column(s) lang"),
+        (HEADER_LINE + "\nS\t2\t\t\td1\tu1\ten\n", 'line 2: is_variable "2" is not "0" or "1"'),
+        (HEADER_LINE + "\nS\t\t\t\td1\tu1\ten\n", 'line 2: is_variable "" is not "0" or "1"'),
+        (HEADER_LINE + "\nS\t0\t\t\td1\t\ten\n", "line 2: uuid is empty"),
+        (HEADER_LINE + "\nS\t0\t\t\td1\tu1\t\n", "line 2: lang is empty"),
+        (HEADER_LINE + "\nS\t0\t\t\td1\tu1\ten/x\n", 'line 2: lang "en/x" contains "/"'),
+        (HEADER_LINE + "\nS\t0\t\t\t\tu1\ten\n", "line 2: doc_id is empty"),
+        (HEADER_LINE + "\nS\t0\t\t\td1\tu1\n", "line 2: has 6 tab-separated fields; expected 7"),
+        (HEADER_LINE + '\nS "x"y\t0\t\t\td1\tu1\ten\n"bad"quote\t0\t\t\td1\tu2\ten\n', "line 3: not a valid TSV row"),
+    ],
+)
+def test_gold_refusals(text: str, message: str) -> None:
+    assert message in refusal(text.encode())
+
+
+def test_gold_refuses_bytes_that_are_not_utf8() -> None:
+    assert "is not UTF-8 text" in refusal(HEADER_LINE.encode() + b"\nS\xff\t0\t\t\td1\tu1\ten\n")
+
+
+def test_repeated_uuids_are_refused_with_the_lines_of_both_rows() -> None:
+    # Row 2 spans lines 2-3 (a quoted line break), then a blank line 4: the repeat is on line 5.
+    text = HEADER_LINE + '\n"Two\nlines"\t0\t\t\td1\tu1\ten\n\nS\t1\tv\tZA1\td1\tu1\ten\nS\tx\t\t\td1\tu2\ten\n'
+    message = refusal(text.encode())
+    assert 'line 5: uuid "u1" is repeated; uuids must be unique (first on line 2)' in message
+    assert 'line 6: is_variable "x" is not "0" or "1"' in message
+    assert "2 problems" in message
+
+
+def test_disambiguation_refuses_a_gold_without_queries() -> None:
+    gold = make_gold([("u1", "en", "d1", "0", ""), ("u2", "en", "d1", "1", "unk")])
+    with pytest.raises(InvalidGold, match="no Task 2 query"):
+        get_scorer("svident-disambiguation").parse_gold(gold)
+    assert get_scorer("svident-detection").parse_gold(gold).label == {"u1": 0, "u2": 1}
+
+
+# -- fuzzing --------------------------------------------------------------------------------------
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@FUZZ
+@given(st.binary(max_size=400))
+def test_arbitrary_bytes_as_gold_are_parsed_or_refused(data: bytes) -> None:
+    try:
+        parse_gold(data)
+    except InvalidGold as exc:
+        assert exc.problems
+
+
+field = st.text(alphabet=st.sampled_from(list('ab01;\t"\r\n /unk\x00é')), max_size=8)
+row = st.lists(st.one_of(field, st.sampled_from(["0", "1", "en", "u1", "u2", "a;unk"])), min_size=5, max_size=8)
+
+
+@FUZZ
+@given(st.lists(row, max_size=6), st.booleans())
+def test_mangled_gold_tables_are_parsed_or_refused(rows: list[list[str]], quote_all: bool) -> None:
+    def cell(value: str) -> str:
+        return '"' + value.replace('"', '""') + '"' if quote_all else value
+
+    text = "\n".join([HEADER_LINE, *("\t".join(cell(v) for v in r) for r in rows)])
+    for scorer in ("svident-detection", "svident-disambiguation"):
+        try:
+            get_scorer(scorer).parse_gold(text.encode())
+        except InvalidGold as exc:
+            assert exc.problems
+
+
+json_value = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+)
+CASES: dict[str, tuple[bytes, dict[str, Any]]] = {
+    "svident-detection": (DETECTION_GOLD, DETECTION_RUN),
+    "svident-disambiguation": (RANKING_GOLD, RANKING_RUN),
+}
+
+
+def _score(name: str, data: bytes) -> None:
+    gold, _ = CASES[name]
+    try:
+        report = get_scorer(name).score(gold, data)
+    except ValidationError as exc:
+        assert exc.problems
+    else:
+        assert all(0.0 <= value <= 1.0 for value in report.metrics.values())
+
+
+@FUZZ
+@given(st.sampled_from(sorted(CASES)), st.binary(max_size=200))
+def test_arbitrary_bytes_as_a_submission_are_scored_or_refused(name: str, data: bytes) -> None:
+    _score(name, data)
+
+
+@FUZZ
+@given(
+    st.sampled_from(sorted(CASES)),
+    st.dictionaries(st.sampled_from(["u1", "u5", "q1", "q3", "n1", "zz"]), json_value, max_size=4),
+    st.lists(st.sampled_from(["u2", "u6", "q2", "q4", "n2"]), max_size=3),
+)
+def test_mutated_submissions_are_scored_or_refused(name: str, changes: dict[str, Any], dropped: list[str]) -> None:
+    _, run = CASES[name]
+    mutated = {k: v for k, v in (run | changes).items() if k not in dropped}
+    _score(name, json.dumps(mutated).encode())
+
+
+candidate = st.dictionaries(
+    st.text(max_size=3),
+    st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-(10**400), 10**400), st.booleans()),
+    max_size=6,
+)
+
+
+@FUZZ
+@given(st.dictionaries(st.sampled_from(["q1", "q2", "q3", "q4", "n1", "n2", "n3"]), candidate))
+def test_arbitrary_candidate_lists_are_scored_or_refused(run: dict[str, dict[str, Any]]) -> None:
+    _score("svident-disambiguation", json.dumps(run).encode())
