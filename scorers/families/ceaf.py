@@ -1,0 +1,344 @@
+"""CEAF-RME: role-filler entity matching between gold and predicted templates.
+
+A document has templates; a template has a frame and roles; a role holds entities; an entity is a
+tuple of mention strings. This follows the IterX FAMuS scorer (``iterx/metrics/famus/ceaf_rme.py``
+on the ``sv/famus`` branch, driven with its default options):
+
+- Clean-up of predictions, per template and role (``clean_predicted_template``): identical strings
+  count once; then, from the shortest string up, a string found inside a longer string of the same
+  role joins the entity of the shortest such string, strings already joined moving with it. Ties
+  between equally short candidates go to the first in code-point order (the official code leaves
+  them to Python's set order). Identical gold templates collapse (``collapse_identical``).
+- Similarity of a gold and a predicted entity of the same frame and role: ``phi3`` counts the
+  predicted mentions equal to a gold mention; ``soft`` is the best, over mention pairs, of
+  2·LCS / (|g| + |p|) on lowercased whitespace tokens (1 - edit distance / (|g| + |p|) with
+  substitution cost 2). Entities of different roles or frames score 0.
+- Alignment per document: one-to-one maximum-weight matching of entities inside each (gold template,
+  predicted template) pair, then one-to-one matching of templates on those sums. Because entities of
+  different roles never score, the entity matching splits exactly into one matching per role, which
+  also gives the per-role share of each matched sum.
+- Micro sums: matched similarity, predicted mentions, gold mentions. A document with no gold template
+  and no predicted template holding an entity adds 1 to every sum (the official rule, optional).
+- Multi-label gold frames (``A / B``, from the MUC-4 lineage of the code, optional): when the gold has
+  such a template with mentions and the prediction any template, the template is tried under each
+  label; only the label whose row of template similarities sums highest may match, and, as in the
+  official code, every copy counts its gold mentions.
+
+``score_document`` returns plain sums, so any multiset of documents aggregates by adding them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from scorers.base import prf
+
+Entity = tuple[str, ...]
+RoleFillers = tuple[str, tuple[Entity, ...]]
+EntitySimilarity = Callable[[Entity, Entity], float]
+
+SIMILARITIES = ("phi3", "soft")
+#: Separator of the alternatives in a multi-label gold frame.
+MULTILABEL_SEPARATOR = "/"
+
+
+@dataclass(frozen=True)
+class Template:
+    """A frame and, in file order, each role with its entities (tuples of mention texts).
+
+    Role names are unique. Equality looks at the frame and ``roles`` only; the other fields are views
+    computed once, because scoring visits every template many times and frames have many empty roles.
+    """
+
+    frame: str
+    roles: tuple[RoleFillers, ...]
+    #: The roles that hold at least one entity.
+    filled: dict[str, tuple[Entity, ...]] = field(init=False, repr=False, compare=False)
+    #: Mentions per filled role.
+    mentions: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        filled = {role: entities for role, entities in self.roles if entities}
+        object.__setattr__(self, "filled", filled)
+        object.__setattr__(self, "mentions", {role: sum(map(len, entities)) for role, entities in filled.items()})
+
+    @property
+    def entity_count(self) -> int:
+        return sum(map(len, self.filled.values()))
+
+    @property
+    def mention_count(self) -> int:
+        return sum(self.mentions.values())
+
+
+@dataclass(frozen=True)
+class CeafRmeOptions:
+    """What varies between tasks that use CEAF-RME; the defaults are the official FAMuS settings."""
+
+    similarities: tuple[str, ...] = SIMILARITIES
+    empty_document_rule: bool = True
+    multilabel_frames: bool = True
+
+    def __post_init__(self) -> None:
+        unknown = [name for name in self.similarities if name not in SIMILARITIES]
+        if unknown or not self.similarities:
+            raise ValueError(f"similarities must be a non-empty subset of {SIMILARITIES}, not {self.similarities}")
+
+
+DEFAULT_OPTIONS = CeafRmeOptions()
+
+
+# -- clean-up -------------------------------------------------------------------------------------
+def join_substrings(texts: Iterable[str]) -> list[Entity]:
+    """Distinct strings grouped into entities: each string joins the shortest longer one containing it.
+
+    Strings are visited from the shortest up; among equally short containers the first in code-point
+    order wins. A string that already gathered shorter ones brings them along.
+    """
+    distinct = set(texts)
+    if len(distinct) < 2:
+        return [(text,) for text in distinct]
+    ordered = sorted(distinct, key=lambda text: (len(text), text))
+    entities: dict[str, list[str]] = {text: [text] for text in ordered}
+    for i, short in enumerate(ordered):
+        for longer in ordered[i + 1 :]:
+            # Equal-length distinct strings never contain each other, so `in` finds only longer ones.
+            if short in longer:
+                entities[longer].extend(entities.pop(short))
+                break
+    return [tuple(entity) for entity in entities.values()]
+
+
+def clean_predicted_template(frame: str, roles: Iterable[tuple[str, Iterable[str]]], *, join: bool = True) -> Template:
+    """A predicted template from role -> filler texts: duplicates dropped, substrings joined if ``join``."""
+    cleaned: list[RoleFillers] = []
+    for role, texts in roles:
+        entities = join_substrings(texts) if join else [(text,) for text in sorted(set(texts))]
+        cleaned.append((role, tuple(entities)))
+    return Template(frame, tuple(cleaned))
+
+
+def collapse_identical(templates: Iterable[Template]) -> list[Template]:
+    """Templates in order with later identical copies (same frame, roles in order, mentions) removed."""
+    seen: set[Template] = set()
+    kept = []
+    for template in templates:
+        if template not in seen:
+            seen.add(template)
+            kept.append(template)
+    return kept
+
+
+# -- similarity -----------------------------------------------------------------------------------
+def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence of two token lists.
+
+    Written by hand: the official score is an edit distance with substitution cost 2 over tokens,
+    which equals |a| + |b| - 2·LCS; difflib's matcher is a heuristic that can miss the longest common
+    subsequence, and no maintained library offers this token-level DP. One row of the table is kept.
+    """
+    if len(a) < len(b):
+        a, b = b, a
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        current = [0]
+        left = 0  # current[j], kept in a local: this loop is the scorer's hot spot
+        for j, y in enumerate(b):
+            if x == y:
+                left = previous[j] + 1
+            elif previous[j + 1] > left:
+                left = previous[j + 1]
+            current.append(left)
+        previous = current
+    return previous[-1]
+
+
+def token_similarity(gold: str, predicted: str) -> float:
+    """2·LCS / (|g| + |p|) on lowercased whitespace tokens, written as the official 1 - distance / length.
+
+    Two texts without any token (never so for gold that passed validation) count as equal.
+    """
+    # Lowercasing first splits the same (no character lowercases to or from whitespace) and is faster.
+    g = gold.lower().split()
+    p = predicted.lower().split()
+    length = len(g) + len(p)
+    if length == 0 or g == p:
+        return 1.0
+    if set(g).isdisjoint(p):
+        return 0.0
+    return 1.0 - (length - 2 * lcs_length(g, p)) / length
+
+
+def phi3(gold: Entity, predicted: Entity) -> float:
+    """Number of predicted mentions whose text is one of the gold entity's mentions."""
+    wanted = set(gold)
+    return float(sum(1 for text in predicted if text in wanted))
+
+
+def soft_similarity(cache: dict[tuple[str, str], float] | None = None) -> EntitySimilarity:
+    """The ``soft`` entity similarity: best ``token_similarity`` over mention pairs (memoised in ``cache``)."""
+    memo = {} if cache is None else cache
+
+    def soft(gold: Entity, predicted: Entity) -> float:
+        best = 0.0
+        for g in gold:
+            for p in predicted:
+                value = memo.get((g, p))
+                if value is None:
+                    value = memo[(g, p)] = token_similarity(g, p)
+                best = max(best, value)
+        return best
+
+    return soft
+
+
+# -- alignment ------------------------------------------------------------------------------------
+def best_matching_sum(weights: Sequence[Sequence[float]]) -> float:
+    """Total weight of a one-to-one maximum-weight matching (weights are non-negative)."""
+    if not weights or not weights[0]:
+        return 0.0
+    if len(weights) == 1 or len(weights[0]) == 1:
+        return float(max(max(row) for row in weights))
+    matrix = np.asarray(weights, dtype=float)
+    rows, cols = linear_sum_assignment(matrix, maximize=True)
+    return float(matrix[rows, cols].sum())
+
+
+def template_similarity(
+    gold: Template, predicted: Template, similarities: Sequence[EntitySimilarity]
+) -> list[dict[str, float]]:
+    """For each similarity, per role, the best one-to-one entity matching; all empty if the frames differ."""
+    shares: list[dict[str, float]] = [{} for _ in similarities]
+    if gold.frame != predicted.frame:
+        return shares
+    predicted_roles = predicted.filled
+    for role, gold_entities in gold.filled.items():
+        predicted_entities = predicted_roles.get(role)
+        if predicted_entities is None:
+            continue
+        for share, similarity in zip(shares, similarities, strict=True):
+            value = best_matching_sum([[similarity(g, p) for p in predicted_entities] for g in gold_entities])
+            if value:
+                share[role] = value
+    return shares
+
+
+def _split_multilabel(gold: Sequence[Template]) -> tuple[list[Template], list[list[int]]]:
+    """Gold templates with each multi-label frame replaced by one copy per label, and the copies' rows."""
+    expanded: list[Template] = []
+    groups: list[list[int]] = []
+    for template in gold:
+        if MULTILABEL_SEPARATOR in template.frame and template.mention_count:
+            labels = [label.strip() for label in template.frame.split(MULTILABEL_SEPARATOR)]
+            groups.append(list(range(len(expanded), len(expanded) + len(labels))))
+            expanded.extend(replace(template, frame=label) for label in labels)
+        else:
+            expanded.append(template)
+    return expanded, groups
+
+
+def _align(
+    gold: Sequence[Template],
+    predicted: Sequence[Template],
+    similarities: Sequence[EntitySimilarity],
+    groups: list[list[int]],
+) -> list[tuple[float, dict[str, float]]]:
+    """For each similarity, the matched sum of the best one-to-one template alignment, in total and per role."""
+    if not gold or not predicted:
+        return [(0.0, {}) for _ in similarities]
+    cells = [[template_similarity(g, p, similarities) for p in predicted] for g in gold]
+    if len(gold) == 1 and len(predicted) == 1:  # the usual FAMuS document: no matching to do
+        return [(sum(share.values()), share) for share in cells[0][0]]
+    results = []
+    for k in range(len(similarities)):
+        shares = [[cell[k] for cell in row] for row in cells]
+        matrix = np.array([[sum(share.values()) for share in row] for row in shares], dtype=float)
+        for rows in groups:
+            # Only the label whose row sums highest may match (first on ties), as the official code does.
+            keep = rows[int(matrix[rows].sum(axis=1).argmax())]
+            for row in rows:
+                if row != keep:
+                    matrix[row] = 0.0
+                    shares[row] = [{} for _ in predicted]
+        matched_rows, matched_cols = linear_sum_assignment(matrix, maximize=True)
+        per_role: dict[str, float] = {}
+        for i, j in zip(matched_rows, matched_cols, strict=True):
+            for role, value in shares[i][j].items():
+                per_role[role] = per_role.get(role, 0.0) + value
+        results.append((float(matrix[matched_rows, matched_cols].sum()), per_role))
+    return results
+
+
+def score_document(
+    gold: Sequence[Template], predicted: Sequence[Template], options: CeafRmeOptions = DEFAULT_OPTIONS
+) -> dict[str, Any]:
+    """Sums of one document: ``predicted`` and ``gold`` mention counts, matched similarity per name,
+    and ``roles`` with the same sums per role name (the empty-document rule adds to no role)."""
+    names = options.similarities
+    filled = [template for template in predicted if template.entity_count]
+    if options.empty_document_rule and not gold and not filled:
+        return {"predicted": 1, "gold": 1, **dict.fromkeys(names, 1.0), "roles": {}}
+    groups: list[list[int]] = []
+    # The official code splits only when the prediction lists any template, filled or not.
+    if options.multilabel_frames and predicted:
+        gold, groups = _split_multilabel(gold)
+
+    roles: dict[str, dict[str, Any]] = {}
+    totals = {"predicted": 0, "gold": 0}
+    for key, templates in (("predicted", filled), ("gold", gold)):
+        for template in templates:
+            for role, count in template.mentions.items():
+                sums = roles.get(role)
+                if sums is None:
+                    sums = roles[role] = {"predicted": 0, "gold": 0, **dict.fromkeys(names, 0.0)}
+                sums[key] += count
+                totals[key] += count
+    stats: dict[str, Any] = dict(totals)
+    cache: dict[tuple[str, str], float] = {}
+    functions = [phi3 if name == "phi3" else soft_similarity(cache) for name in names]
+    for name, (total, per_role) in zip(names, _align(gold, filled, functions, groups), strict=True):
+        stats[name] = total
+        for role, value in per_role.items():
+            roles[role][name] += value
+    stats["roles"] = roles
+    return stats
+
+
+# -- aggregation ----------------------------------------------------------------------------------
+def micro_scores(
+    stats: Iterable[Mapping[str, Any]], similarities: Sequence[str] = SIMILARITIES, prefix: str = "ceaf_rme_"
+) -> dict[str, float]:
+    """Micro P/R/F1 per similarity from summed document (or role) sums: ``{prefix}{name}_p``, ``_r``, ``_f1``."""
+    predicted = gold = 0.0
+    matched = dict.fromkeys(similarities, 0.0)
+    for item in stats:
+        predicted += item["predicted"]
+        gold += item["gold"]
+        for name in similarities:
+            matched[name] += item[name]
+    out: dict[str, float] = {}
+    for name in similarities:
+        p, r, f = prf(matched[name], predicted, gold)
+        out[f"{prefix}{name}_p"], out[f"{prefix}{name}_r"], out[f"{prefix}{name}_f1"] = p, r, f
+    return out
+
+
+def role_scores(
+    stats: Iterable[Mapping[str, Any]],
+    similarities: Sequence[str] = SIMILARITIES,
+    prefix: str = "ceaf_rme_",
+    roles: Iterable[str] | None = None,
+) -> dict[str, dict[str, float]]:
+    """Micro scores per role name over documents; only the names in ``roles`` when given."""
+    wanted = None if roles is None else set(roles)
+    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    for item in stats:
+        for role, sums in item["roles"].items():
+            if wanted is None or role in wanted:
+                grouped.setdefault(role, []).append(sums)
+    return {role: micro_scores(grouped[role], similarities, prefix) for role in sorted(grouped)}
