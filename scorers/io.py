@@ -9,12 +9,15 @@ naming the line, column or key.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import gc
 import io
 import json
 import math
 import posixpath
 import stat
+import threading
 import zipfile
 from collections.abc import Iterator
 from typing import Any
@@ -29,6 +32,36 @@ DEFAULT_MAX_ZIP_ENTRIES = 64
 #: Files that archivers add on their own and that are never the submission.
 _ZIP_JUNK_PREFIXES = ("__MACOSX/",)
 _ZIP_JUNK_NAMES = (".DS_Store", "Thumbs.db")
+
+
+_gc_lock = threading.Lock()
+_gc_depth = 0
+_gc_was_enabled = False
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a large file is turned into objects.
+
+    Parsing allocates millions of containers and none of them form cycles, yet each
+    allocation burst triggers a full collection pass: on the 100x inputs of PERFORMANCE.md
+    that is about two thirds of the reading time. Reference counting still frees memory.
+    Nested and concurrent users share one counter, so the collector is enabled again when
+    the last of them leaves, and only if it was enabled before the first came in.
+    """
+    global _gc_depth, _gc_was_enabled
+    with _gc_lock:
+        if _gc_depth == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_depth += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_depth -= 1
+            if _gc_depth == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 class _Refused(ValueError):
@@ -93,7 +126,8 @@ def load_json(data: bytes, error: type[ValidationError] = InvalidSubmission) -> 
     if not text.strip():
         raise error([Problem("", "the file is empty; expected a JSON document")])
     try:
-        return loads_strict(text)
+        with gc_paused():
+            return loads_strict(text)
     except ValueError as exc:
         raise error([Problem("", str(exc))]) from None
 
@@ -105,16 +139,20 @@ def iter_json_lines(
     text = decode_text(data, error)
     if not text.strip():
         raise error([Problem("", "the file is empty; expected one JSON object per line")])
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield number, loads_strict(line)
-        except ValueError as exc:
-            message = str(exc)
-            if message.startswith("line 1, "):
-                message = message[len("line 1, ") :]
-            problems.add(f"line {number}", message)
+    parsed: list[tuple[int, Any]] = []
+    # Parsed eagerly so that the collector is paused for exactly the parse (see gc_paused).
+    with gc_paused():
+        for number, line in enumerate(text.split("\n"), start=1):
+            if not line.strip():
+                continue
+            try:
+                parsed.append((number, loads_strict(line)))
+            except ValueError as exc:
+                message = str(exc)
+                if message.startswith("line 1, "):
+                    message = message[len("line 1, ") :]
+                problems.add(f"line {number}", message)
+    yield from parsed
 
 
 def read_tsv(data: bytes, error: type[ValidationError]) -> list[list[str]]:
@@ -122,7 +160,8 @@ def read_tsv(data: bytes, error: type[ValidationError]) -> list[list[str]]:
     text = decode_text(data, error)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t", quotechar='"', strict=True)
     try:
-        return [row for row in reader if row]
+        with gc_paused():
+            return [row for row in reader if row]
     except csv.Error as exc:
         raise error([Problem(f"line {reader.line_num}", f"not a valid TSV row ({exc})")]) from None
 

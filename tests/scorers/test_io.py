@@ -140,3 +140,27 @@ def test_arbitrary_bytes_never_raise_anything_but_a_refusal(data: bytes) -> None
     ):
         with contextlib.suppress(ValidationError):
             call()
+
+
+def test_collector_is_paused_only_while_parsing_and_restored_after_errors() -> None:
+    import gc
+
+    from scorers.io import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(InvalidSubmission):
+        load_json(b'{"a": 1, "a": 2}')
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # it was off before, so it stays off
+    finally:
+        gc.enable()
