@@ -18,8 +18,20 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# Browser tests drive Debian's chromium through Playwright (no browser downloads).
+/usr/bin/chromium:
+	@if [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else \
+		echo "chromium is missing: run 'sudo apt-get install chromium' for the browser tests"; \
+	fi
+
+# The example competitions (on the real releases when ../shared/data is there, else on the small
+# example data) and two demo accounts, then the server; both steps are safe to run again.
+SERVE_DATA := $(if $(wildcard $(PODIUM_SHARED_DIR)/data),--data-dir $(PODIUM_SHARED_DIR)/data)
 serve: $(VENV)/.installed
-	@echo "The server comes with the evaluation service; for now, score files with: $(VENV)/bin/podium score --help"
+	$(VENV)/bin/podium demo $(SERVE_DATA)
+	$(VENV)/bin/podium serve --host $(HOST) --port $(PORT)
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
@@ -27,7 +39,7 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy scorers leaderboard baselines
 
-test: lint
+test: lint /usr/bin/chromium
 	$(PY) -m pytest
 
 bench: $(VENV)/.installed

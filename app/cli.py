@@ -7,8 +7,10 @@ the commands that need them, so ``podium score`` starts quickly.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -23,6 +25,8 @@ app = typer.Typer(
 )
 
 EXIT_INPUT = 2
+#: The example bundles shipped with Podium (``podium demo``).
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
@@ -138,6 +142,331 @@ def scorers_command(
             for o in d["options"]:
                 typer.echo(f"    {o['name']} (default {json.dumps(o['default'])}): {o['meaning']}")
         typer.echo("")
+
+
+# -- the server and its database ---------------------------------------------------------------
+
+db_app = typer.Typer(help="The database.", no_args_is_help=True)
+user_app = typer.Typer(help="User accounts.", no_args_is_help=True)
+token_app = typer.Typer(help="API tokens.", no_args_is_help=True)
+competition_app = typer.Typer(help="Competitions.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+app.add_typer(user_app, name="user")
+app.add_typer(token_app, name="token")
+app.add_typer(competition_app, name="competition")
+
+
+def settings_or_fail() -> Any:
+    """The settings from the ``PODIUM_*`` variables, or a message naming the bad one."""
+    from pydantic import ValidationError
+
+    from app.config import load_settings
+
+    try:
+        return load_settings()
+    except ValidationError as exc:
+        problems = "; ".join(f"PODIUM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+        fail(f"bad setting: {problems}")
+
+
+@contextlib.contextmanager
+def open_database(settings: Any) -> Iterator[Any]:
+    """The database, migrated to the newest revision (so every command works on a fresh machine),
+    and disposed of however the command ends."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from app.storage.db import Database
+    from app.storage.migrate import upgrade
+
+    try:
+        database = Database(settings.database_url)
+    except (SQLAlchemyError, ValueError, OSError) as exc:
+        fail(f"cannot open the database {settings.database_url}: {exc}")
+    try:
+        try:
+            upgrade(database.engine)
+        except (SQLAlchemyError, OSError) as exc:
+            fail(f"cannot migrate the database {settings.database_url}: {exc}")
+        yield database
+    finally:
+        database.dispose()
+
+
+@db_app.command("upgrade")
+def db_upgrade_command() -> None:
+    """Apply the migrations that the database lacks."""
+    from app.storage.migrate import current_revision
+
+    with open_database(settings_or_fail()) as database:
+        typer.echo(f"the database is at revision {current_revision(database.engine)}")
+
+
+@app.command("serve")
+def serve_command(
+    host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
+) -> None:
+    """Apply the migrations, resume waiting scoring jobs and serve the API (scoring runs in this process)."""
+    import uvicorn
+
+    from app.main import create_app
+
+    settings = settings_or_fail()
+    with open_database(settings):
+        pass
+    try:
+        application = create_app(settings)
+    except ValueError as exc:
+        fail(str(exc))
+    shown = f"[{host}]" if ":" in host else host
+    typer.echo(f"Podium is serving at http://{shown}:{port}/ (API: /api/v1, documentation: /docs)")
+    sys.stdout.flush()
+    uvicorn.run(application, host=host, port=port, log_level="info")
+
+
+def read_password() -> str:
+    """A password from stdin: asked twice without echo on a terminal, else the first line."""
+    import getpass
+
+    if sys.stdin.isatty():
+        first = getpass.getpass("Password: ")
+        if getpass.getpass("Password again: ") != first:
+            fail("the two passwords differ")
+        return first
+    line = sys.stdin.readline()
+    if not line:
+        fail('no password on stdin (pipe it in, e.g. `echo "$PASSWORD" | podium user create NAME`)')
+    return line.rstrip("\r\n")
+
+
+@user_app.command("create")
+def user_create_command(
+    name: Annotated[str, typer.Argument(help="The user name.")],
+    organizer: Annotated[bool, typer.Option("--organizer", help="May create competitions.")] = False,
+    admin: Annotated[bool, typer.Option("--admin", help="Site admin: may do anything.")] = False,
+    email: Annotated[str | None, typer.Option("--email", help="E-mail address.")] = None,
+) -> None:
+    """Create an account; the password is read from stdin."""
+    from app.services import users
+    from app.services.errors import ServiceError
+
+    password = read_password()
+    with open_database(settings_or_fail()) as database, database.session() as session:
+        try:
+            user = users.create_user(session, name, password, email=email, is_organizer=organizer, is_admin=admin)
+        except ServiceError as exc:
+            fail(_service_message(exc))
+        session.commit()
+        role = "site admin" if admin else "organizer" if organizer else "participant"
+        typer.echo(f"created user {user.name} ({role})")
+
+
+def _service_message(exc: Any) -> str:
+    problems = getattr(exc, "problems", [])
+    lines = [exc.message, *(f"- {p.get('where') or p.get('key')}: {p['message']}" for p in problems)]
+    return "\n".join(lines)
+
+
+@token_app.command("create")
+def token_create_command(
+    name: Annotated[str, typer.Argument(help="The user the token acts for.")],
+    label: Annotated[str, typer.Option("--label", help="A note to tell tokens apart.")] = "",
+) -> None:
+    """Issue an API token and print it (only the token: it is not shown again)."""
+    from app.services import users
+
+    with open_database(settings_or_fail()) as database, database.session() as session:
+        user = users.find_user(session, name)
+        if user is None:
+            fail(f"there is no user named {name!r}")
+        token = users.issue_token(session, user, label)
+        session.commit()
+    typer.echo(token)
+
+
+@competition_app.command("create")
+def competition_create_command(
+    bundle: Annotated[Path, typer.Argument(help="The bundle's YAML file, or the folder holding competition.yaml.")],
+    data_dir: Annotated[
+        Path | None, typer.Option("--data-dir", help="Folder for `data:` entries (default: PODIUM_DATA_DIR).")
+    ] = None,
+) -> None:
+    """Put a competition online from a bundle; every mistake is reported with its key path."""
+    from app.services import competitions
+    from app.services.bundles import BundleError, load_bundle
+    from app.services.errors import ServiceError
+
+    settings = settings_or_fail()
+    try:
+        spec = load_bundle(bundle, data_dir or settings.data_dir)
+    except BundleError as exc:
+        fail(exc.summary())
+    with open_database(settings) as database, database.session() as session:
+        try:
+            competitions.create_competition(session, spec)
+        except ServiceError as exc:
+            fail(_service_message(exc))
+        session.commit()
+    phases = sum(len(task.phases) for task in spec.tasks)
+    typer.echo(f"created competition {spec.slug}: {len(spec.tasks)} task(s), {phases} phase(s)")
+
+
+@app.command("demo")
+def demo_command(
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", help="Folder holding the real releases (like ../shared/data); else example data."),
+    ] = None,
+    examples: Annotated[Path, typer.Option("--examples", help="Folder of the example bundles.")] = EXAMPLES,
+) -> None:
+    """Set up the example competitions and two demo accounts (safe to run again; passwords are reset)."""
+    from app.services import demo
+    from app.services.bundles import BundleError
+    from app.services.errors import ServiceError
+
+    settings = settings_or_fail()
+    data_dir = data_dir or settings.data_dir
+    with open_database(settings) as database, database.session() as session:
+        try:
+            report = demo.seed(session, examples, data_dir)
+        except BundleError as exc:
+            fail(exc.summary())
+        except ServiceError as exc:
+            fail(_service_message(exc))
+        session.commit()
+    source = f"the releases in {data_dir}" if data_dir else "the example data"
+    typer.echo(f"Example competitions (from {source}):")
+    for slug, created in report.competitions:
+        typer.echo(f"  {slug:<14} {'created' if created else 'already there'}")
+    typer.echo("Demo accounts (their passwords are reset each time `podium demo` runs):")
+    for account in report.accounts:
+        typer.echo(f"  {account.role:<12} user {account.name:<12} password {account.password}  token {account.token}")
+
+
+# -- a client of a running server --------------------------------------------------------------
+
+
+def _phase_ref(task: str) -> tuple[str, str, str]:
+    parts = task.strip("/").split("/")
+    if len(parts) != 3 or not all(parts):
+        fail(f"--task must be COMPETITION/TASK/PHASE, like svident/detection/test; got {task!r}")
+    return parts[0], parts[1], parts[2]
+
+
+def _phase_url(server: str, ref: tuple[str, str, str]) -> str:
+    from urllib.parse import quote
+
+    competition, task, phase = (quote(part, safe="") for part in ref)
+    return f"{server.rstrip('/')}/api/v1/competitions/{competition}/tasks/{task}/phases/{phase}"
+
+
+def _request(method: str, url: str, **kwargs: Any) -> Any:
+    import httpx
+
+    try:
+        return httpx.request(method, url, timeout=kwargs.pop("timeout", 120), **kwargs)
+    except httpx.HTTPError as exc:
+        fail(f"cannot reach the server at {url}: {exc}")
+
+
+def _refusal(response: Any) -> str:
+    """The server's reasons for a 4xx/5xx, as lines for people."""
+    try:
+        body = response.json()
+    except ValueError:
+        return f"the server answered {response.status_code}: {response.text[:500]}"
+    lines = [f"refused ({response.status_code} {body.get('error', '')}): {body.get('detail', '')}".rstrip()]
+    for problem in body.get("problems") or []:
+        where = problem.get("where") or problem.get("key") or ""
+        lines.append(f"- {where}: {problem.get('message', '')}" if where else f"- {problem.get('message', '')}")
+    if body.get("total", 0) > len(body.get("problems") or []):
+        lines.append(f"... and {body['total'] - len(body['problems'])} more")
+    return "\n".join(lines)
+
+
+def _fail_refused(response: Any, as_json: bool) -> NoReturn:
+    if as_json:
+        with contextlib.suppress(ValueError):
+            sys.stdout.write(json.dumps(response.json(), ensure_ascii=False) + "\n")
+    fail(_refusal(response))
+
+
+@app.command("submit")
+def submit_command(
+    file: Annotated[Path, typer.Argument(help="The prediction file (or a zip holding it).")],
+    server: Annotated[str, typer.Option("--server", help="The server's address, like http://127.0.0.1:8000.")],
+    token: Annotated[str, typer.Option("--token", help="Your API token.")],
+    task: Annotated[str, typer.Option("--task", help="COMPETITION/TASK/PHASE.")],
+    method: Annotated[str, typer.Option("--method", help="Name of your method.")] = "",
+    description: Annotated[str, typer.Option("--description", help="What your method does.")] = "",
+    wait: Annotated[bool, typer.Option("--wait", help="Wait until the file is scored (or failed).")] = False,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds --wait waits at most.")] = 600,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+) -> None:
+    """Upload a prediction file to a running server; a refused file exits with code 2 and its reasons."""
+    import time
+
+    ref = _phase_ref(task)
+    data = read_file(file, "submission")
+    headers = {"Authorization": f"Bearer {token}"}
+    response = _request(
+        "POST",
+        f"{_phase_url(server, ref)}/submissions",
+        headers=headers,
+        files={"file": (file.name, data)},
+        data={"method_name": method, "method_description": description},
+    )
+    if response.status_code != 202:
+        _fail_refused(response, as_json)
+    body = response.json()
+    deadline = time.monotonic() + timeout
+    while wait and body["status"] in ("queued", "running"):
+        if time.monotonic() > deadline:
+            fail(f"submission {body['id']} is still {body['status']} after {timeout:g} s")
+        time.sleep(0.3)
+        polled = _request("GET", f"{server.rstrip('/')}/api/v1/submissions/{body['id']}", headers=headers)
+        if polled.status_code != 200:
+            _fail_refused(polled, as_json)
+        body = polled.json()
+    if as_json:
+        sys.stdout.write(json.dumps(body, ensure_ascii=False) + "\n")
+    else:
+        typer.echo(f"submission {body['id']} to {'/'.join(ref)}: {body['status']}")
+        for name, value in (body.get("metrics") or {}).items():
+            typer.echo(f"  {name:<20} {value:.6f}")
+        if body.get("metrics_hidden"):
+            typer.echo("  (the numbers stay hidden until the organizers reveal this phase)")
+        if body.get("message"):
+            typer.echo(f"  {body['message']}")
+    if body["status"] == "failed":
+        raise typer.Exit(1)
+
+
+@app.command("leaderboard")
+def leaderboard_command(
+    server: Annotated[str, typer.Option("--server", help="The server's address, like http://127.0.0.1:8000.")],
+    task: Annotated[str, typer.Option("--task", help="COMPETITION/TASK/PHASE.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the leaderboard as one JSON object.")] = False,
+) -> None:
+    """Print a phase's leaderboard from a running server."""
+    ref = _phase_ref(task)
+    response = _request("GET", f"{_phase_url(server, ref)}/leaderboard")
+    if response.status_code != 200:
+        _fail_refused(response, as_json)
+    board = response.json()
+    if as_json:
+        sys.stdout.write(json.dumps(board, ensure_ascii=False) + "\n")
+        return
+    primary = board["primary_metric"]
+    typer.echo(f"{'/'.join(ref)}: ranked by {primary}")
+    if board["hidden"] and not board["entries"]:
+        typer.echo("  (hidden until the organizers reveal it)")
+    for entry in board["entries"]:
+        mark = " (baseline)" if entry["baseline"] else ""
+        value = entry["metrics"].get(primary)
+        shown = f"{100 * value:6.2f}" if isinstance(value, int | float) else "     -"
+        system = f" [{entry['system']}]" if entry["system"] else ""
+        typer.echo(f"  {entry['rank']:>3}  {shown}  {entry['team']}{system}{mark}")
 
 
 def main() -> None:

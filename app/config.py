@@ -1,0 +1,64 @@
+"""Settings: every knob of the server, read from ``PODIUM_*`` environment variables.
+
+This is the only module that reads the environment. Everything else receives a ``Settings``
+object, so tests and commands build one explicitly (``Settings(database_url=...)``).
+The README's "Settings" table lists the same fields; keep them in step.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MB = 1024 * 1024
+
+
+class Settings(BaseSettings):
+    """The server's configuration; field ``x`` is set by the variable ``PODIUM_X``."""
+
+    model_config = SettingsConfigDict(env_prefix="PODIUM_", extra="ignore", frozen=True)
+
+    database_url: str = Field(
+        default="sqlite:///var/podium.sqlite3",
+        description="SQLAlchemy URL of the database; a relative SQLite path is relative to the working folder.",
+    )
+    data_dir: Path | None = Field(
+        default=None, description="Folder that bundle entries `{data: ...}` are relative to (competition create, demo)."
+    )
+    max_upload_bytes: int = Field(
+        default=50 * MB, gt=0, description="Largest submission file accepted, unless a phase sets its own."
+    )
+    max_unzipped_bytes: int = Field(
+        default=500 * MB, gt=0, description="Largest size a zipped submission may unpack to."
+    )
+    max_zip_entries: int = Field(default=16, gt=0, description="Most entries a zipped submission may hold.")
+    max_bundle_bytes: int = Field(
+        default=500 * MB, gt=0, description="Largest competition bundle accepted over the API."
+    )
+    broker_url: str = Field(default="", description="Celery broker URL; empty runs scoring jobs in the server process.")
+    workers: int = Field(
+        default=2, ge=0, description="Threads of the embedded scoring pool (0: do not score in this process)."
+    )
+    lease_seconds: int = Field(
+        default=60, gt=0, description="How long a claimed scoring job may go without a heartbeat before it is resumed."
+    )
+    max_attempts: int = Field(
+        default=3, gt=0, description="Scoring attempts before an interrupted submission is failed."
+    )
+    secret_key: str = Field(
+        default="", description="Key that signs session cookies; set a long random string in production."
+    )
+    cookie_secure: bool = Field(
+        default=False, description="Send the session cookie over HTTPS only (set it when the server is behind HTTPS)."
+    )
+    allow_registration: bool = Field(
+        default=True, description="Whether anyone may create an account (`POST /api/v1/users`)."
+    )
+    gold_cache_size: int = Field(default=8, ge=0, description="Parsed gold files kept in memory per process.")
+
+
+def load_settings() -> Settings:
+    """Settings from the environment (the command line's entry point)."""
+    return Settings()

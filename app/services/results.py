@@ -1,0 +1,198 @@
+"""What people may see of submissions and their scores, and what organizers and teams may change.
+
+Visibility: a submission is seen by its team's members and the competition's organizers. Its numbers
+are shown only where the phase's metrics are public (a ``public`` phase, or a ``hidden`` one after
+it was revealed) or to organizers; otherwise a scored submission shows its status without numbers.
+The organizer message (the platform's error) is for organizers only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session, undefer
+
+from app.services.access import is_organizer, require_organizer, require_user
+from app.services.errors import Conflict, Forbidden, NotFound
+from app.services.jobs import SCORE_SUBMISSION, enqueue_after_commit
+from app.services.teams import team_of
+from app.storage.models import Competition, Phase, Score, Submission, Task, Team, User
+
+
+def current_scores(
+    session: Session, submission_ids: Iterable[int], *, full: bool = False, breakdown: bool = False
+) -> dict[int, Score]:
+    """The newest round's score of each submission that has one. Its breakdown is loaded with
+    ``breakdown`` or ``full``, its per-unit statistics (large) only with ``full``."""
+    ids = list(submission_ids)
+    if not ids:
+        return {}
+    newest = (
+        select(Score.submission_id, func.max(Score.round).label("round"))
+        .where(Score.submission_id.in_(ids))
+        .group_by(Score.submission_id)
+        .subquery()
+    )
+    query = select(Score).join(
+        newest, (Score.submission_id == newest.c.submission_id) & (Score.round == newest.c.round)
+    )
+    if full or breakdown:
+        query = query.options(undefer(Score.breakdown))
+    if full:
+        query = query.options(undefer(Score.units))
+    return {score.submission_id: score for score in session.scalars(query)}
+
+
+def _context(session: Session, submission: Submission) -> tuple[Phase, Task, Competition]:
+    phase = session.get(Phase, submission.phase_id)
+    assert phase is not None
+    return phase, phase.task, phase.task.competition
+
+
+def _may_see(session: Session, user: User | None, submission: Submission, competition: Competition) -> bool:
+    if user is None:
+        return False
+    if is_organizer(session, user, competition.id):
+        return True
+    team = team_of(session, user, competition.id)
+    return team is not None and submission.team_id == team.id
+
+
+def describe(
+    submission: Submission,
+    score: Score | None,
+    *,
+    phase: Phase,
+    organizer: bool,
+    team_name: str | None,
+    detail: bool = False,
+) -> dict[str, Any]:
+    """The submission as the API shows it to this viewer (numbers only where they may be seen)."""
+    task = phase.task
+    visible = organizer or phase.metrics_public
+    out: dict[str, Any] = {
+        "id": submission.id,
+        "competition": task.competition.slug,
+        "task": task.slug,
+        "phase": phase.slug,
+        "team": team_name if not submission.is_baseline else submission.baseline_name,
+        "baseline": submission.is_baseline,
+        "submitted_at": submission.created_at,
+        "original_name": submission.original_name,
+        "size": submission.size,
+        "sha256": submission.sha256,
+        "method_name": submission.method_name,
+        "method_description": submission.method_description,
+        "status": submission.status,
+        "message": submission.participant_message,
+        "chosen": submission.chosen,
+        "scored_at": submission.finished_at if submission.status == "scored" else None,
+        "metrics_hidden": score is not None and not visible,
+        "metrics": dict(score.metrics) if score is not None and visible else None,
+        "scorer": {"name": score.scorer, "version": score.scorer_version} if score is not None else None,
+    }
+    if detail:
+        out["breakdown"] = score.breakdown if score is not None and visible else None
+    if organizer:
+        out["organizer"] = {
+            "message": submission.organizer_message,
+            "attempts": submission.attempts,
+            "scoring_round": submission.scoring_round,
+            "worker": submission.worker,
+            "quota_refunded": submission.quota_refunded,
+            "score_round": score.round if score is not None else None,
+        }
+    return out
+
+
+def get_submission(session: Session, user: User | None, submission_id: int) -> Submission:
+    """A submission its viewer may see (same answer for "missing" and "not yours", so ids leak nothing)."""
+    user = require_user(user)
+    submission = session.get(Submission, submission_id)
+    if submission is None or not _may_see(session, user, submission, _context(session, submission)[2]):
+        raise NotFound(f"there is no submission {submission_id} that you may see")
+    return submission
+
+
+def show(session: Session, user: User | None, submission_id: int) -> dict[str, Any]:
+    submission = get_submission(session, user, submission_id)
+    phase, _, competition = _context(session, submission)
+    score = current_scores(session, [submission.id], breakdown=True).get(submission.id)
+    team = session.get(Team, submission.team_id) if submission.team_id is not None else None
+    organizer = is_organizer(session, user, competition.id)
+    team_name = team.name if team else None
+    return describe(submission, score, phase=phase, organizer=organizer, team_name=team_name, detail=True)
+
+
+def list_for_phase(
+    session: Session, user: User | None, phase: Phase, *, everyone: bool = False
+) -> list[dict[str, Any]]:
+    """The caller's team's submissions to the phase, newest first; with ``everyone``, all of them
+    (organizers only)."""
+    user = require_user(user)
+    competition = phase.task.competition
+    organizer = is_organizer(session, user, competition.id)
+    query = select(Submission, Team.name).outerjoin(Team, Team.id == Submission.team_id)
+    query = query.where(Submission.phase_id == phase.id)
+    if everyone:
+        require_organizer(session, user, competition)
+    else:
+        team = team_of(session, user, competition.id)
+        if team is None:
+            return []
+        query = query.where(Submission.team_id == team.id)
+    rows = session.execute(query.order_by(Submission.created_at.desc(), Submission.id.desc())).all()
+    scores = current_scores(session, (s.id for s, _ in rows))
+    return [describe(s, scores.get(s.id), phase=phase, organizer=organizer, team_name=name) for s, name in rows]
+
+
+def _queue_rescore(session: Session, submission: Submission) -> None:
+    submission.scoring_round += 1
+    submission.status = "queued"
+    submission.attempts = 0
+    submission.participant_message = ""
+    submission.organizer_message = ""
+    submission.lease_expires_at = None
+    session.flush()
+    enqueue_after_commit(session, SCORE_SUBMISSION, submission.id)
+
+
+def rescore(session: Session, user: User | None, submission_id: int) -> Submission:
+    """Score the submission again: a new round and a new score; the old scores stay."""
+    submission = session.get(Submission, submission_id)
+    if submission is None:
+        raise NotFound(f"there is no submission {submission_id}")
+    require_organizer(session, user, _context(session, submission)[2])
+    if submission.status in ("queued", "running"):
+        raise Conflict(f"submission {submission_id} is {submission.status}; rescore it once it is scored or failed")
+    _queue_rescore(session, submission)
+    return submission
+
+
+def rescore_phase(session: Session, user: User | None, phase: Phase) -> int:
+    """Rescore every scored or failed submission of the phase; returns how many were queued."""
+    require_organizer(session, user, phase.task.competition)
+    query = select(Submission).where(Submission.phase_id == phase.id, Submission.status.in_(("scored", "failed")))
+    submissions = list(session.scalars(query))
+    for submission in submissions:
+        _queue_rescore(session, submission)
+    return len(submissions)
+
+
+def choose(session: Session, user: User | None, submission_id: int) -> Submission:
+    """Mark the submission as the one that counts for its team (phases whose selection is ``chosen``)."""
+    submission = get_submission(session, user, submission_id)
+    if submission.is_baseline:
+        raise Forbidden("baseline runs are not chosen by teams")
+    if submission.status == "failed":
+        raise Conflict("a failed submission cannot be chosen")
+    session.execute(
+        update(Submission)
+        .where(Submission.phase_id == submission.phase_id, Submission.team_id == submission.team_id)
+        .values(chosen=Submission.id == submission.id)
+        .execution_options(synchronize_session=False)
+    )
+    session.refresh(submission)
+    return submission

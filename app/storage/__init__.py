@@ -1,0 +1,1 @@
+"""Persistence: SQLAlchemy models, the engine and session factory, and the blob store."""

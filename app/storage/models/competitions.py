@@ -1,0 +1,146 @@
+"""What organizers put online: competitions, their tasks and phases, and the files they offer."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.storage.models.base import Base
+from app.storage.types import UTCDateTime, utcnow
+
+PARTICIPATION = ("open", "approval")
+VISIBILITY = ("public", "hidden")
+SELECTION = ("best", "latest", "chosen")
+TASK_FILE_KINDS = ("training", "resource")
+
+
+def _one_of(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class Competition(Base):
+    """A competition: one or more tasks under one title, run by its organizers."""
+
+    __tablename__ = "competitions"
+    __table_args__ = (CheckConstraint(_one_of("participation", PARTICIPATION), name="participation"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    slug: Mapped[str] = mapped_column(String(64), unique=True)
+    title: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    participation: Mapped[str] = mapped_column(String(16), default="open")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    tasks: Mapped[list[Task]] = relationship(order_by="Task.position", back_populates="competition")
+
+
+class CompetitionOrganizer(Base):
+    """A user who runs a competition: sees hidden results and every submission, rescores, reveals."""
+
+    __tablename__ = "competition_organizers"
+
+    competition_id: Mapped[int] = mapped_column(ForeignKey("competitions.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+
+
+class Participant(Base):
+    """A user's request to take part in an ``approval`` competition; ``approved_at`` once accepted."""
+
+    __tablename__ = "participants"
+
+    competition_id: Mapped[int] = mapped_column(ForeignKey("competitions.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    requested_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    approved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class Task(Base):
+    """One evaluation task of a competition: a scorer with its options, and its phases."""
+
+    __tablename__ = "tasks"
+    __table_args__ = (UniqueConstraint("competition_id", "slug"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    competition_id: Mapped[int] = mapped_column(ForeignKey("competitions.id", ondelete="CASCADE"))
+    slug: Mapped[str] = mapped_column(String(64))
+    title: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    scorer: Mapped[str] = mapped_column(String(64))
+    scorer_options: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    position: Mapped[int] = mapped_column(default=0)
+
+    competition: Mapped[Competition] = relationship(back_populates="tasks")
+    phases: Mapped[list[Phase]] = relationship(order_by="Phase.position", back_populates="task")
+    files: Mapped[list[TaskFile]] = relationship(order_by="TaskFile.position")
+
+
+class TaskFile(Base):
+    """A file of a task: ``training`` data anyone may download, or a ``resource`` for baselines only."""
+
+    __tablename__ = "task_files"
+    __table_args__ = (
+        UniqueConstraint("task_id", "kind", "name"),
+        CheckConstraint(_one_of("kind", TASK_FILE_KINDS), name="kind"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16))
+    name: Mapped[str] = mapped_column(String(255))
+    blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))
+    position: Mapped[int] = mapped_column(default=0)
+
+
+class Phase(Base):
+    """A period of a task with its own gold, public inputs, limits and leaderboard.
+
+    Times are UTC instants; ``None`` leaves that side open. A ``hidden`` phase shows metrics only to
+    organizers until ``revealed_at`` is set.
+    """
+
+    __tablename__ = "phases"
+    __table_args__ = (
+        UniqueConstraint("task_id", "slug"),
+        CheckConstraint(_one_of("visibility", VISIBILITY), name="visibility"),
+        CheckConstraint(_one_of("selection", SELECTION), name="selection"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"))
+    slug: Mapped[str] = mapped_column(String(64))
+    title: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    starts_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    ends_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    gold_blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))
+    daily_limit: Mapped[int | None]
+    total_limit: Mapped[int | None]
+    visibility: Mapped[str] = mapped_column(String(16), default="public")
+    revealed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    selection: Mapped[str] = mapped_column(String(16), default="best")
+    max_upload_bytes: Mapped[int | None]
+    position: Mapped[int] = mapped_column(default=0)
+
+    task: Mapped[Task] = relationship(back_populates="phases")
+    files: Mapped[list[PhaseFile]] = relationship(order_by="PhaseFile.position")
+
+    @property
+    def metrics_public(self) -> bool:
+        """Whether anyone, not only organizers, may see this phase's numbers."""
+        return self.visibility == "public" or self.revealed_at is not None
+
+
+class PhaseFile(Base):
+    """A public input file of a phase (what participants run their systems on); never the gold."""
+
+    __tablename__ = "phase_files"
+    __table_args__ = (UniqueConstraint("phase_id", "name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    phase_id: Mapped[int] = mapped_column(ForeignKey("phases.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(255))
+    blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))
+    position: Mapped[int] = mapped_column(default=0)

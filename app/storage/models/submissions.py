@@ -1,0 +1,120 @@
+"""Files and results: blobs, submissions, their immutable scores, and the per-team quota lock."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+    event,
+)
+from sqlalchemy.orm import Mapped, deferred, mapped_column
+
+from app.storage.models.base import Base
+from app.storage.types import UTCDateTime, utcnow
+
+STATUSES = ("queued", "running", "scored", "failed")
+
+
+class Blob(Base):
+    """File contents kept in the database, so that every worker can read them; one row per sha256."""
+
+    __tablename__ = "blobs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    size: Mapped[int] = mapped_column(BigInteger)
+    data: Mapped[bytes] = deferred(mapped_column(LargeBinary, nullable=False))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class PhaseEntry(Base):
+    """A team's entry in a phase. Its row is the lock that serializes the team's uploads, so that
+    two uploads racing for the last slot of a quota are counted one after the other."""
+
+    __tablename__ = "phase_entries"
+    __table_args__ = (UniqueConstraint("phase_id", "team_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    phase_id: Mapped[int] = mapped_column(ForeignKey("phases.id", ondelete="CASCADE"))
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Submission(Base):
+    """An uploaded file and its way through scoring.
+
+    ``scoring_round`` counts scoring requests (1 at upload, +1 per rescore); the score of the
+    highest round written is the current one. A job claims the row (``running``, ``attempts`` + 1,
+    a lease); a lease that expires without a heartbeat means the worker died and the job is resumed.
+    A failure the platform caused sets ``quota_refunded``, so the upload stops counting against limits.
+    Baseline runs are submissions of the competition itself (no team), flagged ``is_baseline``.
+    """
+
+    __tablename__ = "submissions"
+    __table_args__ = (
+        CheckConstraint(f"status IN ({', '.join(repr(s) for s in STATUSES)})", name="status"),
+        CheckConstraint("is_baseline OR team_id IS NOT NULL", name="team_or_baseline"),
+        Index(None, "phase_id", "team_id", "created_at"),
+        Index(None, "status"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    phase_id: Mapped[int] = mapped_column(ForeignKey("phases.id", ondelete="CASCADE"))
+    team_id: Mapped[int | None] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))
+    sha256: Mapped[str] = mapped_column(String(64))
+    size: Mapped[int] = mapped_column(BigInteger)
+    original_name: Mapped[str] = mapped_column(String(255))
+    method_name: Mapped[str] = mapped_column(String(200), default="")
+    method_description: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    attempts: Mapped[int] = mapped_column(default=0)
+    scoring_round: Mapped[int] = mapped_column(default=1)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    worker: Mapped[str | None] = mapped_column(String(200))
+    participant_message: Mapped[str] = mapped_column(Text, default="")
+    organizer_message: Mapped[str] = mapped_column(Text, default="")
+    quota_refunded: Mapped[bool] = mapped_column(default=False)
+    is_baseline: Mapped[bool] = mapped_column(default=False)
+    baseline_name: Mapped[str | None] = mapped_column(String(200))
+    baseline_version: Mapped[str | None] = mapped_column(String(64))
+    chosen: Mapped[bool] = mapped_column(default=False)
+
+
+class Score(Base):
+    """One scoring round's result; never updated. A second worker finishing the same round hits the
+    unique constraint and changes nothing."""
+
+    __tablename__ = "scores"
+    __table_args__ = (UniqueConstraint("submission_id", "round"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"))
+    round: Mapped[int]
+    scorer: Mapped[str] = mapped_column(String(64))
+    scorer_version: Mapped[str] = mapped_column(String(32))
+    metrics: Mapped[dict[str, float]] = mapped_column(JSON)
+    breakdown: Mapped[dict[str, Any]] = deferred(mapped_column(JSON, nullable=False))
+    #: Per-unit statistics of the report (see ``scorers.base.ScoreReport``), for bootstrap intervals.
+    units: Mapped[dict[str, Any]] = deferred(mapped_column(JSON, nullable=False))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+@event.listens_for(Score, "before_update")
+def _scores_are_immutable(mapper: Any, connection: Any, target: Score) -> None:
+    raise ValueError(f"score {target.id} is immutable; rescoring adds a new round")

@@ -1,0 +1,154 @@
+"""Competitions, tasks, phases and their public files; creating a competition from a bundle;
+participation requests and organizer actions on a phase."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from starlette.status import HTTP_201_CREATED
+
+from app.services import access, competitions, downloads
+from app.services.errors import InvalidInput, UploadTooLarge
+from app.services.uploaded_bundles import spec_from_upload
+from app.storage.types import utcnow
+from app.web.api.views import competition_summary, competition_url, competition_view, phase_view, task_view
+from app.web.deps import CurrentUser, OptionalUser, SessionDep, StateDep
+from app.web.schemas import (
+    CompetitionCreated,
+    CompetitionList,
+    CompetitionOut,
+    ErrorOut,
+    ParticipantList,
+    ParticipationOut,
+    PhaseOut,
+    TaskOut,
+)
+from app.web.uploads import read_form
+
+router = APIRouter(prefix="/competitions", tags=["competitions"])
+
+
+def _attachment(name: str, data: bytes) -> Response:
+    safe = name.replace('"', "").replace("\\", "")
+    return Response(
+        data,
+        media_type="application/octet-stream",
+        headers={"Content-Disposition": f'attachment; filename="{safe}"'},
+    )
+
+
+@router.get("", response_model=CompetitionList)
+def list_competitions(session: SessionDep) -> dict[str, Any]:
+    return {"competitions": [competition_summary(c) for c in competitions.list_competitions(session)]}
+
+
+_BUNDLE_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["bundle"],
+                    "properties": {
+                        "bundle": {
+                            "type": "string",
+                            "format": "binary",
+                            "description": "a zip of the bundle folder (competition.yaml and its files), "
+                            "or competition.yaml alone when it names only server data files",
+                        }
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+@router.post(
+    "",
+    status_code=HTTP_201_CREATED,
+    response_model=CompetitionCreated,
+    openapi_extra=_BUNDLE_BODY,
+    responses={401: {"model": ErrorOut}, 403: {"model": ErrorOut}, 409: {"model": ErrorOut}, 422: {"model": ErrorOut}},
+)
+async def create_competition(
+    request: Request, state: StateDep, session: SessionDep, user: CurrentUser
+) -> dict[str, Any]:
+    """Put a competition online from a bundle (organizers and site admins). Every mistake in the
+    bundle is answered with its key path."""
+    access.require_creator(user)
+    limit = state.settings.max_bundle_bytes
+    form = await read_form(
+        request,
+        file_limit=limit,
+        too_large=lambda size: UploadTooLarge(f"the bundle is larger than {limit} bytes", limit=limit),
+    )
+    if "bundle" not in form.files:
+        raise InvalidInput("no bundle was sent", [{"where": "bundle", "message": "attach the bundle as 'bundle'"}])
+    _, data = form.files["bundle"]
+    spec = await run_in_threadpool(spec_from_upload, data, data_dir=state.settings.data_dir, max_bytes=limit)
+
+    def store() -> dict[str, Any]:
+        competition, created = competitions.create_competition(session, spec, creator=user)
+        return {"slug": competition.slug, "created": created, "url": competition_url(competition.slug)}
+
+    return await run_in_threadpool(store)
+
+
+@router.get("/{competition}", response_model=CompetitionOut)
+def get_competition(competition: str, session: SessionDep, state: StateDep) -> dict[str, Any]:
+    found = competitions.get_competition(session, competition)
+    return competition_view(session, found, state.limits, utcnow())
+
+
+@router.get("/{competition}/tasks/{task}", response_model=TaskOut)
+def get_task(competition: str, task: str, session: SessionDep, state: StateDep) -> dict[str, Any]:
+    found = competitions.get_task(session, competition, task)
+    return task_view(session, found, competition, state.limits, utcnow())
+
+
+@router.get("/{competition}/tasks/{task}/phases/{phase}", response_model=PhaseOut)
+def get_phase(competition: str, task: str, phase: str, session: SessionDep, state: StateDep) -> dict[str, Any]:
+    found = competitions.get_phase(session, competition, task, phase)
+    return phase_view(session, found, found.task, competition, state.limits, utcnow())
+
+
+@router.get("/{competition}/tasks/{task}/files/{name}", response_class=Response)
+def download_training_file(competition: str, task: str, name: str, session: SessionDep) -> Response:
+    """A training file of the task."""
+    return _attachment(name, downloads.training_file(session, competition, task, name))
+
+
+@router.get("/{competition}/tasks/{task}/phases/{phase}/files/{name}", response_class=Response)
+def download_phase_file(competition: str, task: str, phase: str, name: str, session: SessionDep) -> Response:
+    """A public input file of the phase (never its gold)."""
+    return _attachment(name, downloads.phase_file(session, competition, task, phase, name))
+
+
+@router.post("/{competition}/participation", response_model=ParticipationOut)
+def request_participation(competition: str, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
+    """Ask to take part (approved at once in an ``open`` competition)."""
+    row = competitions.request_participation(session, user, competitions.get_competition(session, competition))
+    return {"user": user.name, "requested_at": row.requested_at, "approved": row.approved_at is not None}
+
+
+@router.get("/{competition}/participants", response_model=ParticipantList)
+def list_participants(competition: str, session: SessionDep, user: OptionalUser) -> dict[str, Any]:
+    """Participation requests (organizers)."""
+    rows = competitions.list_participants(session, user, competitions.get_competition(session, competition))
+    return {
+        "participants": [
+            {"user": u.name, "requested_at": p.requested_at, "approved": p.approved_at is not None} for u, p in rows
+        ]
+    }
+
+
+@router.post("/{competition}/participants/{name}/approve", response_model=ParticipationOut)
+def approve_participant(competition: str, name: str, session: SessionDep, user: OptionalUser) -> dict[str, Any]:
+    """Let a user take part in an ``approval`` competition (organizers)."""
+    found = competitions.get_competition(session, competition)
+    row = competitions.approve_participant(session, user, found, name)
+    return {"user": name, "requested_at": row.requested_at, "approved": True}

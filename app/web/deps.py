@@ -1,0 +1,67 @@
+"""Dependencies of the API handlers: the state, a session per request, and the caller.
+
+``SessionDep`` is the request's one transaction: it commits when the handler returns (before the
+answer is sent, so a failed commit is an error answer, not a lost write) and rolls back when it
+raises. GET and HEAD requests get a read-only session (on SQLite it does not take the write lock),
+so they must not write. The caller is looked up in a short session of its own, so that no
+transaction is open while a large upload streams in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.orm import Session
+
+from app.services import users
+from app.services.access import require_user
+from app.services.jobs import QUEUE_KEY
+from app.storage.models import User
+from app.web.state import AppState
+
+_bearer = HTTPBearer(auto_error=False, description="An API token from `POST /api/v1/tokens` or `podium token create`.")
+
+
+def get_state(request: Request) -> AppState:
+    state: AppState = request.app.state.podium
+    return state
+
+
+StateDep = Annotated[AppState, Depends(get_state)]
+
+
+def get_session(request: Request, state: StateDep) -> Iterator[Session]:
+    read_only = request.method in ("GET", "HEAD")
+    session = state.db.session(read_only=read_only, info={QUEUE_KEY: state.queue})
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
+
+
+def get_optional_user(
+    state: StateDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+) -> User | None:
+    """The token's owner, or ``None`` without a token; a wrong token is refused, never ignored."""
+    if credentials is None:
+        return None
+    with state.db.session(read_only=True) as session:
+        return users.user_for_token(session, credentials.credentials)
+
+
+def get_current_user(user: Annotated[User | None, Depends(get_optional_user)]) -> User:
+    return require_user(user)
+
+
+OptionalUser = Annotated[User | None, Depends(get_optional_user)]
+CurrentUser = Annotated[User, Depends(get_current_user)]

@@ -1,0 +1,28 @@
+"""The server-rendered pages (Jinja2): competitions, leaderboards, taking part, organizing.
+
+They work without JavaScript; ``static/podium.js`` only adds local times, countdowns, an upload
+progress bar and live status. ``install`` adds them, the session cookie and the static files to an app.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+
+from app.services.board_cache import BoardCache
+from app.services.throttle import LoginThrottle
+from app.web import sessions
+from app.web.pages import accounts, organize, participate, public
+from app.web.pages.render import STATIC, Pages, make_environment
+from app.web.state import AppState
+
+
+def install(app: FastAPI, state: AppState) -> Pages:
+    """Serve the pages from ``app``; returns what they hold (the leaderboard cache among it)."""
+    pages = Pages(state=state, env=make_environment(), boards=BoardCache(state.db), throttle=LoginThrottle())
+    app.state.pages = pages
+    sessions.install(app, state.settings)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    for module in (public, accounts, participate, organize):
+        app.include_router(module.router)
+    return pages

@@ -1,0 +1,148 @@
+"""Accounts on the pages: register, log in (throttled), log out, teams, and asking to take part."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Form, Request, Response
+from sqlalchemy.orm import Session
+
+from app.services import competitions, teams, users
+from app.services.errors import Forbidden, NotAuthenticated, ServiceError
+from app.services.throttle import LoginThrottled
+from app.storage.models import User
+from app.web import sessions
+from app.web.csrf import require_csrf
+from app.web.deps import SessionDep
+from app.web.pages import urls
+from app.web.pages.render import PageRoute, get_pages, redirect, render
+from app.web.sessions import LoggedIn, Viewer
+
+router = APIRouter(route_class=PageRoute, include_in_schema=False)
+CSRF = [Depends(require_csrf)]
+FormText = Annotated[str, Form()]
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+@router.get("/login")
+def login_form(request: Request, viewer: Viewer, next: str = "") -> Response:
+    context = {"next": urls.safe_next(next), "name": "", "error": None}
+    return render(request, "login.html", context, viewer=viewer)
+
+
+@router.post("/login", dependencies=CSRF)
+def login(
+    request: Request, session: SessionDep, name: FormText = "", password: FormText = "", next: FormText = ""
+) -> Response:
+    """Check the password (unless the name or the address is throttled) and start a session."""
+    throttle = get_pages(request).throttle
+    address = _client(request)
+    context = {"next": urls.safe_next(next), "name": name}
+    try:
+        throttle.check(name, address)
+        user = users.authenticate(session, name, password)
+    except LoginThrottled as exc:
+        headers = {"Retry-After": str(exc.retry_after)}
+        return render(request, "login.html", {**context, "error": exc}, viewer=None, status=429, headers=headers)
+    except NotAuthenticated as exc:
+        throttle.failed(name, address)
+        return render(request, "login.html", {**context, "error": exc}, viewer=None, status=401)
+    throttle.succeeded(name)
+    sessions.log_in(request, user)
+    return redirect(urls.safe_next(next))
+
+
+@router.post("/logout", dependencies=CSRF)
+def logout(request: Request) -> Response:
+    sessions.log_out(request)
+    return redirect("/")
+
+
+@router.get("/register")
+def register_form(request: Request, viewer: Viewer, next: str = "") -> Response:
+    context = {"next": urls.safe_next(next), "name": "", "email": "", "error": None}
+    return render(request, "register.html", context, viewer=viewer)
+
+
+@router.post("/register", dependencies=CSRF)
+def register(
+    request: Request,
+    session: SessionDep,
+    name: FormText = "",
+    password: FormText = "",
+    password_again: FormText = "",
+    email: FormText = "",
+    next: FormText = "",
+) -> Response:
+    """Create the account and log it in."""
+    if not get_pages(request).state.settings.allow_registration:
+        raise Forbidden("this server does not allow registration; ask its administrators for an account")
+    context = {"next": urls.safe_next(next), "name": name, "email": email}
+    try:
+        if password != password_again:
+            raise ServiceError("the two passwords differ; type the same password twice", code="password_mismatch")
+        user = users.create_user(session, name.strip(), password, email=email.strip() or None)
+    except ServiceError as exc:
+        session.rollback()
+        return render(request, "register.html", {**context, "error": exc}, viewer=None, status=exc.status)
+    sessions.log_in(request, user)
+    sessions.flash(request, f"Welcome, {user.name}. Your account is ready.")
+    return redirect(urls.safe_next(next))
+
+
+# -- teams and participation ---------------------------------------------------------------------------
+
+
+@router.get("/c/{competition}/team")
+def team_page(competition: str, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
+    found = competitions.get_competition(session, competition)
+    team = teams.team_of(session, viewer, found.id)
+    members = [u.name for u in teams.members(session, team)] if team is not None else []
+    context = {"competition": found, "team": team, "members": members}
+    return render(request, "team.html", context, viewer=viewer)
+
+
+def _team_action(request: Request, session: Session, competition: str, act: str, text: str, user: User) -> None:
+    """Found or join a team; a refusal becomes a message on the team page."""
+    found = competitions.get_competition(session, competition)
+    try:
+        if act == "create":
+            team = teams.create_team(session, user, found, text)
+            sessions.flash(request, f"You founded the team {team.name}. Share its invite code with your teammates.")
+        else:
+            team = teams.join_team(session, user, found, text.strip())
+            sessions.flash(request, f"You joined the team {team.name}.")
+    except ServiceError as exc:
+        session.rollback()  # a refused change leaves nothing half done
+        sessions.flash(request, exc.message, "error")
+
+
+@router.post("/c/{competition}/team/create", dependencies=CSRF)
+def create_team(
+    competition: str, request: Request, session: SessionDep, viewer: LoggedIn, name: FormText = ""
+) -> Response:
+    _team_action(request, session, competition, "create", name, viewer)
+    return redirect(urls.team(competition))
+
+
+@router.post("/c/{competition}/team/join", dependencies=CSRF)
+def join_team(
+    competition: str, request: Request, session: SessionDep, viewer: LoggedIn, invite_code: FormText = ""
+) -> Response:
+    _team_action(request, session, competition, "join", invite_code, viewer)
+    return redirect(urls.team(competition))
+
+
+@router.post("/c/{competition}/participate", dependencies=CSRF)
+def participate(competition: str, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
+    """Ask to take part in an approval-only competition (an open one approves at once)."""
+    found = competitions.get_competition(session, competition)
+    row = competitions.request_participation(session, viewer, found)
+    if row.approved_at is not None:
+        sessions.flash(request, "You may take part: submit to any open phase.")
+    else:
+        sessions.flash(request, "Your request was sent; the organizers will approve it.")
+    return redirect(urls.competition(competition))

@@ -1,0 +1,106 @@
+"""The organizers' page of a phase: every submission with filters and errors, rescoring, revealing a
+hidden phase, and one zip with everything."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import FileResponse
+from starlette.background import BackgroundTask
+
+from app.services import competitions, results
+from app.services.access import require_organizer
+from app.services.archives import archive_name, write_phase_archive
+from app.services.submission_views import view_submission
+from app.storage.models import STATUSES
+from app.web import sessions
+from app.web.csrf import require_csrf
+from app.web.deps import SessionDep
+from app.web.pages import urls
+from app.web.pages.render import SECURITY_HEADERS, PageRoute, get_pages, redirect, render
+from app.web.sessions import LoggedIn
+from scorers import scorer_class
+
+router = APIRouter(route_class=PageRoute, include_in_schema=False)
+CSRF = [Depends(require_csrf)]
+PHASE = "/c/{competition}/{task}/{phase}"
+
+
+@router.get(PHASE + "/organize")
+def organize(
+    competition: str,
+    task: str,
+    phase: str,
+    request: Request,
+    session: SessionDep,
+    viewer: LoggedIn,
+    status: str = "",
+    team: str = "",
+) -> Response:
+    """Every submission of the phase, newest first, filtered by status and by team name."""
+    found = competitions.get_phase(session, competition, task, phase)
+    require_organizer(session, viewer, found.task.competition)
+    records = results.list_for_phase(session, viewer, found, everyone=True)
+    wanted = team.strip().casefold()
+    shown = [
+        r
+        for r in records
+        if (not status or r["status"] == status) and (not wanted or wanted in (r["team"] or "").casefold())
+    ]
+    context = {
+        "phase": found,
+        "ref": (competition, task, phase),
+        "records": shown,
+        "total": len(records),
+        "counts": Counter(r["status"] for r in records),
+        "statuses": STATUSES,
+        "status": status,
+        "team": team,
+        "primary": scorer_class(found.task.scorer).describe()["primary_metric"],
+    }
+    return render(request, "organize.html", context, viewer=viewer)
+
+
+@router.post(PHASE + "/organize/rescore", dependencies=CSRF)
+def rescore_phase(
+    competition: str, task: str, phase: str, request: Request, session: SessionDep, viewer: LoggedIn
+) -> Response:
+    found = competitions.get_phase(session, competition, task, phase)
+    queued = results.rescore_phase(session, viewer, found)
+    sessions.flash(request, f"{queued} submission(s) queued for scoring again; their current scores stay until then.")
+    return redirect(urls.phase_part((competition, task, phase), "organize"))
+
+
+@router.post(PHASE + "/organize/reveal", dependencies=CSRF)
+def reveal(
+    competition: str, task: str, phase: str, request: Request, session: SessionDep, viewer: LoggedIn
+) -> Response:
+    found = competitions.get_phase(session, competition, task, phase)
+    competitions.reveal_phase(session, viewer, found)
+    sessions.flash(request, "The phase's results are public now: leaderboard, exports and submission pages.")
+    return redirect(urls.phase((competition, task, phase)))
+
+
+@router.get(PHASE + "/organize/everything.zip")
+def everything(
+    competition: str, task: str, phase: str, request: Request, session: SessionDep, viewer: LoggedIn
+) -> Response:
+    """Every submitted file, every submission's record and the organizers' leaderboard, in one zip."""
+    found = competitions.get_phase(session, competition, task, phase)
+    path = write_phase_archive(session, viewer, found)
+    return FileResponse(
+        path,
+        media_type="application/zip",
+        filename=archive_name(found),
+        headers=SECURITY_HEADERS,
+        background=BackgroundTask(path.unlink, missing_ok=True),
+    )
+
+
+@router.post("/submissions/{submission_id}/rescore", dependencies=CSRF)
+def rescore(submission_id: int, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
+    results.rescore(session, viewer, submission_id)
+    view = view_submission(session, viewer, submission_id, get_pages(request).boards)
+    sessions.flash(request, f"Submission {submission_id} is queued for scoring again.")
+    return redirect(urls.submission(view.record["id"]))

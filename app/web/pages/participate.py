@@ -1,0 +1,226 @@
+"""Taking part: the upload form, the team's submissions with live status and quota, and the detail
+page of a submission with its metrics, breakdowns and per-document chart."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+from sqlalchemy.orm import Session
+
+from app.services import competitions, quota, results, submissions
+from app.services.access import may_participate
+from app.services.errors import InvalidInput, ServiceError
+from app.services.submission_views import SubmissionView, view_submission
+from app.services.teams import team_of
+from app.storage.models import Phase, User
+from app.storage.types import utcnow
+from app.web import sessions
+from app.web.csrf import CsrfRefused, check_token, require_csrf
+from app.web.deps import SessionDep, StateDep
+from app.web.pages import boards, urls
+from app.web.pages.public import SVG_HEADERS
+from app.web.pages.render import PageRoute, get_pages, redirect, render, wants_json
+from app.web.sessions import LoggedIn, Viewer
+from app.web.state import AppState
+from app.web.uploads import read_form
+from leaderboard.tables import breakdown_tables, metrics_table
+from scorers import scorer_class
+
+router = APIRouter(route_class=PageRoute, include_in_schema=False)
+CSRF = [Depends(require_csrf)]
+PENDING = ("queued", "running")
+PHASE = "/c/{competition}/{task}/{phase}"
+
+
+def _submit_context(session: Session, state: AppState, user: User, phase: Phase) -> dict[str, Any]:
+    """What the form shows besides the fields: whether one may submit now, the limits and the format."""
+    now = utcnow()
+    task = phase.task
+    team = team_of(session, user, task.competition_id)
+    limit = submissions.upload_limit(phase, state.limits)
+    return {
+        "phase": phase,
+        "task": task,
+        "competition": task.competition,
+        "ref": (task.competition.slug, task.slug, phase.slug),
+        "state": competitions.phase_state(phase, now),
+        "allowed": may_participate(session, user, task.competition),
+        "team": team,
+        "usage": quota.usage(session, phase, team.id if team else None, now),
+        "limit_text": submissions.describe_size(limit),
+        "limit": limit,
+        "format": scorer_class(task.scorer).describe(),
+        "now": now,
+    }
+
+
+@router.get(PHASE + "/submit")
+def submit_form(
+    competition: str, task: str, phase: str, request: Request, session: SessionDep, viewer: LoggedIn
+) -> Response:
+    found = competitions.get_phase(session, competition, task, phase)
+    context = _submit_context(session, get_pages(request).state, viewer, found)
+    context.update(error=None, method_name="", method_description="")
+    return render(request, "submit.html", context, viewer=viewer)
+
+
+def _upload_limit(state: AppState, ref: tuple[str, str, str]) -> int:
+    with state.db.session(read_only=True) as session:
+        return submissions.upload_limit(competitions.get_phase(session, *ref), state.limits)
+
+
+@router.post(PHASE + "/submit")
+async def submit(
+    competition: str,
+    task: str,
+    phase: str,
+    request: Request,
+    state: StateDep,
+    session: SessionDep,
+    viewer: LoggedIn,
+) -> Response:
+    """Upload a file through the form (or the page's script, which asks for JSON to show progress)."""
+    ref = (competition, task, phase)
+    limit = await run_in_threadpool(_upload_limit, state, ref)
+    fields: dict[str, str] = {}
+    try:
+        form = await read_form(request, file_limit=limit, too_large=submissions.too_large(limit))
+        fields = form.fields
+        check_token(request, fields.get("csrf_token"))
+        filename, data = form.files.get("file", ("", b""))
+        if not filename and not data:
+            raise InvalidInput("no file was chosen", [{"where": "file", "message": "choose the prediction file"}])
+        upload = submissions.Upload(
+            data=data,
+            filename=filename,
+            method_name=fields.get("method_name", ""),
+            method_description=fields.get("method_description", ""),
+        )
+        accepted = await run_in_threadpool(
+            submissions.submit, session, viewer, ref, upload, limits=state.limits, gold_cache=state.gold_cache
+        )
+    except CsrfRefused:
+        raise
+    except ServiceError as exc:
+        await run_in_threadpool(session.rollback)
+        return await _refused(request, session, state, viewer, ref, exc, fields)
+    target = urls.submission(accepted.submission.id)
+    if wants_json(request):
+        return JSONResponse({"id": accepted.submission.id, "status": "queued", "redirect": target}, status_code=202)
+    sessions.flash(request, "Your file was accepted and is queued for scoring.")
+    return redirect(target)
+
+
+async def _refused(
+    request: Request,
+    session: Session,
+    state: AppState,
+    viewer: User,
+    ref: tuple[str, str, str],
+    error: ServiceError,
+    fields: dict[str, str],
+) -> Response:
+    """The refusal of an upload: JSON for the page's script, else the form again with the problems."""
+    if wants_json(request):
+        return JSONResponse(error.to_dict(), status_code=error.status)
+
+    def form_again() -> Response:
+        found = competitions.get_phase(session, *ref)
+        context = _submit_context(session, state, viewer, found)
+        context.update(
+            error=error,
+            method_name=fields.get("method_name", ""),
+            method_description=fields.get("method_description", ""),
+        )
+        return render(request, "submit.html", context, viewer=viewer, status=error.status)
+
+    return await run_in_threadpool(form_again)
+
+
+@router.get(PHASE + "/submissions")
+def my_submissions(
+    competition: str, task: str, phase: str, request: Request, session: SessionDep, viewer: LoggedIn
+) -> Response:
+    """The team's submissions to the phase with their status, the quota left, and the choice that counts."""
+    found = competitions.get_phase(session, competition, task, phase)
+    records = results.list_for_phase(session, viewer, found)
+    team = team_of(session, viewer, found.task.competition_id)
+    now = utcnow()
+    context = {
+        "phase": found,
+        "ref": (competition, task, phase),
+        "records": records,
+        "team": team,
+        "usage": quota.usage(session, found, team.id if team else None, now),
+        "pending": any(r["status"] in PENDING for r in records),
+        "description": scorer_class(found.task.scorer).describe(),
+        "now": now,
+    }
+    return render(request, "my_submissions.html", context, viewer=viewer)
+
+
+# -- one submission --------------------------------------------------------------------------------------
+
+
+def _view(request: Request, session: Session, viewer: User | None, submission_id: int) -> SubmissionView:
+    return view_submission(session, viewer, submission_id, get_pages(request).boards)
+
+
+def _document_scores(view: SubmissionView) -> dict[str, float]:
+    from leaderboard.charts import document_scores
+
+    breakdown = view.record.get("breakdown") or {}
+    primary = view.description["primary_metric"]
+    return document_scores(breakdown, primary, boards.document_dimension(view.description))
+
+
+@router.get("/submissions/{submission_id}")
+def submission_page(submission_id: int, request: Request, session: SessionDep, viewer: Viewer) -> Response:
+    view = _view(request, session, viewer, submission_id)
+    record = view.record
+    description = view.description
+    metrics = record.get("metrics")
+    breakdown = record.get("breakdown") or {}
+    context = {
+        "view": view,
+        "s": record,
+        "ref": view.ref,
+        "pending": record["status"] in PENDING,
+        "overall": metrics_table(description, metrics) if metrics else None,
+        "tables": breakdown_tables(description, breakdown) if metrics else [],
+        "has_chart": bool(metrics) and bool(_document_scores(view)),
+        "unit": boards.document_dimension(description),
+        "primary": description["primary_metric"],
+    }
+    return render(request, "submission.html", context, viewer=viewer)
+
+
+@router.get("/submissions/{submission_id}/status.json")
+def submission_status(submission_id: int, request: Request, session: SessionDep, viewer: Viewer) -> dict[str, Any]:
+    """The status alone, for the page's script to poll while scoring runs."""
+    record = _view(request, session, viewer, submission_id).record
+    return {"id": record["id"], "status": record["status"], "message": record.get("message", "")}
+
+
+@router.get("/submissions/{submission_id}/documents.svg")
+def document_chart(submission_id: int, request: Request, session: SessionDep, viewer: Viewer) -> Response:
+    """The submission's primary metric per document, drawn by matplotlib on the server."""
+    from leaderboard.charts import document_chart as draw
+
+    view = _view(request, session, viewer, submission_id)
+    primary = view.description["primary_metric"]
+    higher = next((m["higher_is_better"] for m in view.description["metrics"] if m["name"] == primary), True)
+    svg = draw(_document_scores(view), metric=primary, higher_is_better=bool(higher))
+    return Response(svg, media_type="image/svg+xml", headers=SVG_HEADERS)
+
+
+@router.post("/submissions/{submission_id}/choose", dependencies=CSRF)
+def choose(submission_id: int, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
+    """Make this the submission that counts for the team (phases whose selection is ``chosen``)."""
+    submission = results.choose(session, viewer, submission_id)
+    view = _view(request, session, viewer, submission.id)
+    sessions.flash(request, f"Submission {submission.id} now counts for your team on the leaderboard.")
+    return redirect(urls.phase_part(view.ref, "submissions"))

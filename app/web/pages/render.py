@@ -1,0 +1,168 @@
+"""Rendering pages: the Jinja2 environment (autoescape on), security headers, and error pages.
+
+Every page goes through ``render``, which adds what the layout needs (the viewer, one-shot
+messages, a CSRF token on demand) and the headers that keep a page from being framed or from
+running any script but ours. ``PageRoute`` turns the services' refusals into HTML error pages (or
+JSON for a script that asked for JSON), and a page that needs a login into a redirect to the form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from fastapi import Request, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.routing import APIRoute
+from markupsafe import Markup
+
+from app.services.board_cache import BoardCache
+from app.services.errors import QuotaExhausted, ServiceError
+from app.services.markdown import render_markdown
+from app.services.throttle import LoginThrottle, LoginThrottled
+from app.storage.models import User
+from app.storage.types import utcnow
+from app.web import csrf, sessions
+from app.web.pages import urls
+from app.web.state import AppState
+from leaderboard.exports import iso_utc
+from leaderboard.tables import percent
+
+WEB = Path(__file__).resolve().parent.parent
+TEMPLATES = WEB / "templates"
+STATIC = WEB / "static"
+
+#: No inline script or style, nothing from other sites; images may be our SVG charts.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; object-src 'none'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "DENY",
+}
+
+
+@dataclass
+class Pages:
+    """What the pages hold for the app's lifetime."""
+
+    state: AppState
+    env: jinja2.Environment
+    boards: BoardCache
+    throttle: LoginThrottle
+
+
+def get_pages(request: Request) -> Pages:
+    pages: Pages = request.app.state.pages
+    return pages
+
+
+def utc_text(moment: datetime | None) -> str:
+    return "" if moment is None else moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def until_text(moment: datetime, now: datetime | None = None) -> str:
+    """``"2 days 3 hours"``, ``"5 minutes"``: how long until ``moment`` (server-side countdown text)."""
+    seconds = int((moment - (now or utcnow())).total_seconds())
+    if seconds <= 0:
+        return "now"
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes = rest // 60
+    parts = [(days, "day"), (hours, "hour"), (minutes, "minute")]
+    shown = [f"{n} {word}{'' if n == 1 else 's'}" for n, word in parts if n][:2]
+    return " ".join(shown) or "less than a minute"
+
+
+def pct(value: object) -> str:
+    """A stored fraction as a percentage with two decimals, ``–`` when there is none."""
+    number = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    return percent(number)
+
+
+def markdown(text: str) -> Markup:
+    """Organizer Markdown as HTML: safe to insert because ``render_markdown`` sanitises it."""
+    return Markup(render_markdown(text))  # noqa: S704
+
+
+def make_environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(iso=iso_utc, utc=utc_text, until=until_text, markdown=markdown, pct=pct)
+    env.globals.update(urls=urls)
+    return env
+
+
+def render(
+    request: Request,
+    name: str,
+    context: dict[str, Any],
+    *,
+    viewer: User | None,
+    status: int = 200,
+    headers: dict[str, str] | None = None,
+) -> HTMLResponse:
+    pages = get_pages(request)
+    body = pages.env.get_template(name).render(
+        request=request,
+        viewer=viewer,
+        flashes=sessions.take_flashes(request) if sessions.FLASH_KEY in request.session else [],
+        csrf=lambda: csrf.csrf_token(request),
+        path=request.url.path,
+        **context,
+    )
+    return HTMLResponse(body, status_code=status, headers={**SECURITY_HEADERS, **(headers or {})})
+
+
+def redirect(path: str) -> RedirectResponse:
+    """After a form post: see the result with a GET (303), so reloading does not post again."""
+    return RedirectResponse(path, status_code=303)
+
+
+def wants_json(request: Request) -> bool:
+    return "application/json" in request.headers.get("accept", "")
+
+
+def error_response(request: Request, exc: ServiceError, viewer: User | None) -> Response:
+    headers: dict[str, str] = {}
+    if isinstance(exc, LoginThrottled):
+        headers["Retry-After"] = str(exc.retry_after)
+    if isinstance(exc, QuotaExhausted) and exc.resets_at is not None:
+        headers["Retry-After"] = str(max(1, int((exc.resets_at - utcnow()).total_seconds())))
+    if wants_json(request):
+        return JSONResponse(exc.to_dict(), status_code=exc.status, headers=headers)
+    return render(request, "error.html", {"error": exc}, viewer=viewer, status=exc.status, headers=headers)
+
+
+class PageRoute(APIRoute):
+    """A route whose refusals are pages: a login redirect, or an error page with the message."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handle = super().get_route_handler()
+
+        async def page_handler(request: Request) -> Response:
+            try:
+                return await handle(request)
+            except ServiceError as exc:
+                login_page = request.method in ("GET", "HEAD") and not wants_json(request)
+                if isinstance(exc, sessions.LoginRequired) and login_page:
+                    query = f"?{request.url.query}" if request.url.query else ""
+                    return redirect(urls.login(request.url.path + query))
+                state: AppState = request.app.state.podium
+                viewer = await run_in_threadpool(sessions.get_viewer, request, state)
+                return error_response(request, exc, viewer)
+
+        return page_handler

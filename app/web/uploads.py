@@ -1,0 +1,93 @@
+"""Reading a multipart upload with a size limit that holds while the body streams in.
+
+The limit depends on the phase, so it cannot be a fixed setting of the route: the handler looks it
+up first, then reads the body through ``read_form``, which stops reading as soon as the body passes
+the limit (a declared ``Content-Length`` over the limit is refused before reading anything). File
+parts are spooled to disk by Starlette's parser, so an upload is held in memory only once accepted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from dataclasses import dataclass
+
+from fastapi import Request
+from starlette.datastructures import UploadFile
+from starlette.formparsers import MultiPartException, MultiPartParser
+
+from app.services.errors import InvalidInput, UploadTooLarge
+
+#: Room for the form's text fields and multipart framing on top of the file's own limit.
+FORM_OVERHEAD = 256 * 1024
+MAX_FIELD_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Form:
+    fields: dict[str, str]
+    files: dict[str, tuple[str, bytes]]
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _limited(stream: AsyncIterator[bytes], limit: int) -> AsyncGenerator[bytes, None]:
+    total = 0
+    async for chunk in stream:
+        total += len(chunk)
+        if total > limit:
+            raise _TooLarge
+        yield chunk
+
+
+#: What to raise for a file over the limit: the error itself, or a function of the file's size
+#: (``None`` when the body was cut off before its end) that makes it.
+TooLarge = UploadTooLarge | Callable[[int | None], UploadTooLarge]
+
+
+async def read_form(request: Request, *, file_limit: int, too_large: TooLarge) -> Form:
+    """The form's text fields and files; a file over ``file_limit`` is refused with ``too_large``."""
+
+    def refuse(size: int | None) -> UploadTooLarge:
+        return too_large(size) if callable(too_large) else too_large
+
+    content_type = request.headers.get("content-type", "")
+    if not content_type.startswith("multipart/form-data"):
+        raise InvalidInput(
+            "send the file as multipart/form-data",
+            [{"where": "content-type", "message": f"expected multipart/form-data, got {content_type or 'nothing'}"}],
+        )
+    body_limit = file_limit + FORM_OVERHEAD
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > body_limit:
+        raise refuse(None)
+    parser = MultiPartParser(
+        request.headers,
+        _limited(request.stream(), body_limit),
+        max_files=4,
+        max_fields=16,
+        max_part_size=MAX_FIELD_BYTES,
+    )
+    try:
+        form = await parser.parse()
+    except _TooLarge:
+        raise refuse(None) from None
+    except MultiPartException as exc:
+        raise InvalidInput("the form could not be read", [{"where": "body", "message": exc.message}]) from None
+    fields: dict[str, str] = {}
+    files: dict[str, tuple[str, bytes]] = {}
+    try:
+        for name, value in form.multi_items():
+            if isinstance(value, UploadFile):
+                if value.size is not None and value.size > file_limit:
+                    raise refuse(value.size)
+                data = await value.read()
+                if len(data) > file_limit:
+                    raise refuse(len(data))
+                files[name] = (value.filename or "", data)
+            else:
+                fields[name] = value
+    finally:
+        await form.close()
+    return Form(fields, files)

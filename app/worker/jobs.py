@@ -1,0 +1,136 @@
+"""The job functions: plain functions of a ``JobContext`` and row ids.
+
+Each job re-reads its rows, calls the services, and owns its transactions (short ones: the scorer
+runs outside any transaction). The embedded pool calls them in threads of the server process; a
+Celery task in distributed mode calls the very same functions with a context built in the worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
+
+from app.config import Settings
+from app.services import scoring
+from app.services.gold import GoldCache
+from app.services.jobs import QUEUE_KEY, SCORE_SUBMISSION, JobQueue
+from app.services.submissions import Limits
+from app.storage.db import Database
+from app.storage.types import utcnow
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class JobContext:
+    """What a job needs besides its ids: the database, settings, the gold cache and the queue for follow-ups."""
+
+    db: Database
+    settings: Settings
+    gold_cache: GoldCache
+    queue: JobQueue | None = None
+    name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+
+    @property
+    def limits(self) -> Limits:
+        s = self.settings
+        return Limits(s.max_upload_bytes, s.max_unzipped_bytes, s.max_zip_entries)
+
+    def session(self, *, read_only: bool = False) -> Session:
+        return self.db.session(read_only=read_only, info={QUEUE_KEY: self.queue})
+
+    @property
+    def worker(self) -> str:
+        return f"{self.name}/{threading.current_thread().name}"
+
+
+@contextmanager
+def _heartbeats(ctx: JobContext, found: scoring.Claim) -> Iterator[None]:
+    """Extend the claim's lease every third of its length while the body runs."""
+    stop = threading.Event()
+    interval = max(1.0, ctx.settings.lease_seconds / 3)
+
+    def beat() -> None:
+        while not stop.wait(interval):
+            try:
+                with ctx.session() as session:
+                    alive = scoring.heartbeat(session, found, now=utcnow(), lease_seconds=ctx.settings.lease_seconds)
+                    session.commit()
+                if not alive:
+                    return
+            except Exception:  # a missed beat is not fatal; the next one may get through
+                log.warning("heartbeat for submission %s failed", found.submission_id, exc_info=True)
+
+    thread = threading.Thread(target=beat, name=f"heartbeat-{found.submission_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def score_submission(ctx: JobContext, submission_id: int) -> None:
+    """Score one submission's current round and store the result (or the platform's failure)."""
+    with ctx.session() as session:
+        found = scoring.claim(
+            session,
+            submission_id,
+            worker=ctx.worker,
+            now=utcnow(),
+            lease_seconds=ctx.settings.lease_seconds,
+            max_attempts=ctx.settings.max_attempts,
+        )
+        session.commit()
+    if found is None:
+        return
+    try:
+        with _heartbeats(ctx, found):
+            with ctx.session(read_only=True) as session:
+                parsed, data = scoring.load_inputs(session, found, gold_cache=ctx.gold_cache)
+            report = scoring.compute(parsed, data, limits=ctx.limits)
+    except OperationalError:
+        # The database, not the scorer: leave the claim to expire, and the job is resumed.
+        log.exception("database error while scoring submission %s; it will be resumed", submission_id)
+        return
+    except Exception as exc:
+        log.exception("scoring submission %s failed", submission_id)
+        with ctx.session() as session:
+            scoring.record_failure(session, found, now=utcnow(), organizer_message=_describe_error(exc))
+            session.commit()
+        return
+    with ctx.session() as session:
+        scoring.record_score(session, found, report, now=utcnow())
+        session.commit()
+
+
+def _describe_error(exc: BaseException) -> str:
+    lines = traceback.format_exception(exc)
+    return f"{type(exc).__name__}: {exc}\n\n" + "".join(lines[-30:])
+
+
+def resume(ctx: JobContext, enqueue: Callable[[str, int], None]) -> list[int]:
+    """Send every submission that waits for scoring (queued, or interrupted: running with an expired
+    lease) to ``enqueue``; returns their ids."""
+    with ctx.session(read_only=True) as session:
+        ids = scoring.waiting(session, utcnow())
+    for submission_id in ids:
+        enqueue(SCORE_SUBMISSION, submission_id)
+    return ids
+
+
+#: Job name to function; the embedded pool and the Celery tasks dispatch through this table.
+JOBS: dict[str, Callable[..., None]] = {SCORE_SUBMISSION: score_submission}
+
+
+def run_job(ctx: JobContext, job: str, *args: int) -> None:
+    JOBS[job](ctx, *args)

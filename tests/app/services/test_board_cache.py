@@ -1,0 +1,106 @@
+"""The leaderboard cache: snapshots are reused until a commit changes what a board is computed from."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import update
+
+from app.config import Settings
+from app.services import competitions, results, submissions
+from app.services.board_cache import BoardCache, generation
+from app.services.gold import GoldCache
+from app.services.users import find_user
+from app.storage.db import Database
+from app.storage.models import Phase
+from app.storage.types import utcnow
+from app.worker.jobs import JobContext, score_submission
+from tests.app.builders import HALF, PERFECT, as_bytes, make_competition, make_user, phase_spec
+from tests.app.labels_scorer import LabelScorer
+
+REF = ("comp", "labels", "dev")
+
+
+def setup(db: Database, **phase: Any) -> None:
+    with db.session() as session:
+        make_user(session, "olga")
+        make_user(session, "ada")
+        make_competition(session, organizers=("olga",), phases=(phase_spec(**phase),))
+        session.commit()
+
+
+def upload(db: Database, run: dict[str, str]) -> int:
+    with db.session() as session:
+        accepted = submissions.submit(
+            session,
+            find_user(session, "ada"),
+            REF,
+            submissions.Upload(as_bytes(run), "run.json"),
+            limits=submissions.Limits(10_000, 10_000, 4),
+            gold_cache=GoldCache(),
+        )
+        session.commit()
+        return accepted.submission.id
+
+
+def score(db: Database, submission_id: int) -> None:
+    score_submission(JobContext(db, Settings(database_url=db.url), GoldCache()), submission_id)
+
+
+def accuracies(cache: BoardCache, viewers: Any = "public") -> list[float]:
+    return [e.candidate.metrics["accuracy"] for e in cache.get(REF, viewers).entries]  # type: ignore[index]
+
+
+def test_a_snapshot_is_reused_until_a_score_lands(db: Database, labels: type[LabelScorer]) -> None:
+    setup(db)
+    cache = BoardCache(db, max_age=3600)
+    first = upload(db, HALF)
+    score(db, first)
+    snapshot = cache.get(REF, "public")
+    assert accuracies(cache) == [0.5]  # HALF: 2 of 4 labels right
+    second = upload(db, PERFECT)  # a new queued submission changes no board
+    assert cache.get(REF, "public") is snapshot
+    score(db, second)  # a score lands: the next request sees it
+    assert cache.get(REF, "public") is not snapshot
+    assert accuracies(cache) == [1.0]  # the team's best counts
+
+
+def test_bulk_updates_and_reveals_invalidate_too(db: Database, labels: type[LabelScorer]) -> None:
+    setup(db, visibility="hidden", selection="chosen")
+    cache = BoardCache(db, max_age=3600)
+    half, perfect = upload(db, HALF), upload(db, PERFECT)
+    score(db, half)
+    score(db, perfect)
+    hidden = cache.get(REF, "public")
+    assert hidden.hidden and hidden.entries == () and hidden.candidates == ()
+    assert accuracies(cache, "organizers") == [1.0]  # without a choice, the latest (PERFECT) counts
+    with db.session() as session:
+        results.choose(session, find_user(session, "ada"), half)  # an UPDATE statement, not a flush
+        session.commit()
+    assert accuracies(cache, "organizers") == [0.5]
+    with db.session() as session:
+        competitions.reveal_phase(session, find_user(session, "olga"), competitions.get_phase(session, *REF))
+        session.commit()
+    assert accuracies(cache) == [0.5]
+
+
+def test_a_rolled_back_change_keeps_the_snapshots(db: Database, labels: type[LabelScorer]) -> None:
+    setup(db)
+    before = generation.value
+    with db.session() as session:
+        phase = competitions.get_phase(session, *REF)
+        phase.selection = "latest"
+        session.flush()
+        session.rollback()
+    assert generation.value == before
+
+
+def test_changes_from_elsewhere_show_after_max_age(db: Database, labels: type[LabelScorer]) -> None:
+    setup(db, visibility="hidden")
+    score(db, upload(db, HALF))
+    slow, fresh = BoardCache(db, max_age=3600), BoardCache(db, max_age=0)
+    assert slow.get(REF, "public").hidden and fresh.get(REF, "public").hidden
+    with db.engine.begin() as connection:  # as another process would: no session, no event here
+        connection.execute(update(Phase).values(revealed_at=utcnow()))
+    assert slow.get(REF, "public").hidden  # stale until max_age
+    assert not fresh.get(REF, "public").hidden

@@ -1,0 +1,102 @@
+"""The server-side commands, run in-process on the test database."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from sqlalchemy import select
+from typer.testing import CliRunner, Result
+
+from app.cli import app
+from app.services import users
+from app.storage.db import Database
+from app.storage.models import Competition, CompetitionOrganizer
+from tests.conftest import ROOT
+
+
+def run(db: Database, *args: str, stdin: str | None = None) -> Result:
+    return CliRunner().invoke(app, list(args), input=stdin, env={"PODIUM_DATABASE_URL": db.url})
+
+
+def test_user_create_reads_the_password_from_stdin(db: Database) -> None:
+    created = run(db, "user", "create", "olga", "--organizer", stdin="a long password\n")
+    assert (created.exit_code, created.stdout) == (0, "created user olga (organizer)\n")
+    with db.session() as session:
+        olga = users.authenticate(session, "olga", "a long password")
+        assert olga.is_organizer and not olga.is_admin
+    again = run(db, "user", "create", "OLGA", stdin="a long password\n")
+    assert (again.exit_code, again.stderr) == (2, "the user name 'OLGA' is taken\n")
+    short = run(db, "user", "create", "ada", stdin="short\n")
+    assert short.exit_code == 2
+    assert "password: must be 8 to 1024 characters" in short.stderr
+
+
+def test_token_create_prints_only_the_token(db: Database) -> None:
+    run(db, "user", "create", "ada", stdin="a long password\n")
+    printed = run(db, "token", "create", "ada")
+    assert printed.exit_code == 0
+    token = printed.stdout.strip()
+    assert re.fullmatch(r"pod_[A-Za-z0-9_-]{43}", token)
+    with db.session() as session:
+        assert users.user_for_token(session, token).name == "ada"
+    assert run(db, "token", "create", "nobody").stderr == "there is no user named 'nobody'\n"
+
+
+def test_competition_create_from_a_bundle_folder(db: Database) -> None:
+    created = run(db, "competition", "create", str(ROOT / "examples" / "svident"))
+    assert created.exit_code == 0, created.stderr
+    assert created.stdout == "created competition svident: 2 task(s), 2 phase(s)\n"
+    again = run(db, "competition", "create", str(ROOT / "examples" / "svident" / "competition.yaml"))
+    assert (again.exit_code, again.stderr) == (2, "a competition with the slug 'svident' exists already\n")
+
+
+def test_a_bad_bundle_is_refused_with_key_paths(db: Database, tmp_path: Path) -> None:
+    (tmp_path / "competition.yaml").write_text(
+        "slug: x\ntitle: X\ntasks:\n  - {slug: t, title: T, scorer: svident-detection, "
+        "phases: [{slug: p, title: P, gold: {path: missing.tsv}}]}\n"
+    )
+    refused = run(db, "competition", "create", str(tmp_path))
+    assert refused.exit_code == 2
+    assert "tasks[0].phases[0].gold" in refused.stderr
+    with db.session() as session:
+        assert session.scalar(select(Competition)) is None
+
+
+def test_demo_is_idempotent_and_its_credentials_work(db: Database) -> None:
+    first = run(db, "demo")
+    assert first.exit_code == 0, first.stderr
+    second = run(db, "demo")
+    assert second.exit_code == 0, second.stderr
+    slugs = re.findall(r"^  (\S+) +(created|already there)$", second.stdout, re.MULTILINE)
+    assert slugs == [(s, "already there") for s in ("svident", "scier", "famus", "private-demo")]
+    accounts = re.findall(r"user (\S+) +password (\S+) +token (\S+)", second.stdout)
+    assert [name for name, _, _ in accounts] == ["demo-organizer", "demo-participant"]
+    with db.session() as session:
+        for name, password, token in accounts:
+            assert users.authenticate(session, name, password).name == name
+            assert users.user_for_token(session, token).name == name
+        assert len(session.scalars(select(Competition)).all()) == 4
+        assert len(session.scalars(select(CompetitionOrganizer)).all()) == 4
+
+
+def test_db_upgrade_reports_the_revision(db: Database) -> None:
+    upgraded = run(db, "db", "upgrade")
+    assert (upgraded.exit_code, upgraded.stdout) == (0, "the database is at revision 0001\n")
+
+
+def test_client_commands_check_their_arguments(db: Database, tmp_path: Path) -> None:
+    run_file = tmp_path / "run.json"
+    run_file.write_text("{}")
+    bad_task = run(db, "submit", "--server", "http://127.0.0.1:9", "--token", "t", "--task", "a/b", str(run_file))
+    assert bad_task.exit_code == 2
+    assert "--task must be COMPETITION/TASK/PHASE" in bad_task.stderr
+    unreachable = run(db, "leaderboard", "--server", "http://127.0.0.1:9", "--task", "a/b/c")
+    assert unreachable.exit_code == 2
+    assert "cannot reach the server" in unreachable.stderr
+
+
+def test_a_bad_setting_is_named(db: Database) -> None:
+    refused = CliRunner().invoke(app, ["db", "upgrade"], env={"PODIUM_DATABASE_URL": db.url, "PODIUM_WORKERS": "x"})
+    assert refused.exit_code == 2
+    assert refused.stderr.startswith("bad setting: PODIUM_WORKERS:")
