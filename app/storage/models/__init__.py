@@ -2,6 +2,7 @@
 
 from app.storage.models.accounts import ApiToken, Team, TeamMember, User
 from app.storage.models.base import Base
+from app.storage.models.baselines import RUN_STATUSES, BaselineRun
 from app.storage.models.competitions import (
     PARTICIPATION,
     SELECTION,
@@ -19,12 +20,14 @@ from app.storage.models.submissions import STATUSES, Blob, PhaseEntry, Score, Su
 
 __all__ = [
     "PARTICIPATION",
+    "RUN_STATUSES",
     "SELECTION",
     "STATUSES",
     "TASK_FILE_KINDS",
     "VISIBILITY",
     "ApiToken",
     "Base",
+    "BaselineRun",
     "Blob",
     "Competition",
     "CompetitionOrganizer",

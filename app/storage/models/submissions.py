@@ -82,6 +82,8 @@ class Submission(Base):
     attempts: Mapped[int] = mapped_column(default=0)
     scoring_round: Mapped[int] = mapped_column(default=1)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: When the job was last handed to a queue; a queued row whose message was lost is re-sent.
+    enqueued_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
