@@ -25,11 +25,17 @@ on the ``sv/famus`` branch, driven with its default options):
   official code, every copy counts its gold mentions.
 
 ``score_document`` returns plain sums, so any multiset of documents aggregates by adding them.
+
+Cost. The clean-up tests every pair of distinct strings of a predicted role, the similarities look at
+every (gold mention, predicted mention) pair of the same document and role, and the soft similarity's LCS
+table has |g|·|p| cells, so a role with 100,000 fillers or fillers of a million tokens would run for hours.
+``role_work`` counts that work for one predicted role before any of it is done, so that callers can refuse
+a file beyond a budget; the rest of scoring (the matchings, whose matrices hold those pairs) is smaller.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -163,9 +169,15 @@ def token_similarity(gold: str, predicted: str) -> float:
 
     Two texts without any token (never so for gold that passed validation) count as equal.
     """
+    return _tokens_similarity(_tokens(gold), _tokens(predicted))
+
+
+def _tokens(text: str) -> list[str]:
     # Lowercasing first splits the same (no character lowercases to or from whitespace) and is faster.
-    g = gold.lower().split()
-    p = predicted.lower().split()
+    return text.lower().split()
+
+
+def _tokens_similarity(g: Sequence[str], p: Sequence[str]) -> float:
     length = len(g) + len(p)
     if length == 0 or g == p:
         return 1.0
@@ -183,6 +195,14 @@ def phi3(gold: Entity, predicted: Entity) -> float:
 def soft_similarity(cache: dict[tuple[str, str], float] | None = None) -> EntitySimilarity:
     """The ``soft`` entity similarity: best ``token_similarity`` over mention pairs (memoised in ``cache``)."""
     memo = {} if cache is None else cache
+    # Each text is split once, so a pair costs its LCS table and not also the length of its texts.
+    split: dict[str, list[str]] = {}
+
+    def tokens(text: str) -> list[str]:
+        found = split.get(text)
+        if found is None:
+            found = split[text] = _tokens(text)
+        return found
 
     def soft(gold: Entity, predicted: Entity) -> float:
         best = 0.0
@@ -190,11 +210,40 @@ def soft_similarity(cache: dict[tuple[str, str], float] | None = None) -> Entity
             for p in predicted:
                 value = memo.get((g, p))
                 if value is None:
-                    value = memo[(g, p)] = token_similarity(g, p)
+                    value = memo[(g, p)] = _tokens_similarity(tokens(g), tokens(p))
                 best = max(best, value)
         return best
 
     return soft
+
+
+# -- cost -----------------------------------------------------------------------------------------
+def gold_role_sizes(templates: Iterable[Template]) -> dict[str, tuple[int, int]]:
+    """Per filled role of a document's gold templates: its mentions and their tokens, over all templates."""
+    sizes: dict[str, tuple[int, int]] = {}
+    for template in templates:
+        for role, entities in template.filled.items():
+            mentions, tokens = sizes.get(role, (0, 0))
+            texts = [text for entity in entities for text in entity]
+            sizes[role] = (mentions + len(texts), tokens + sum(len(text.split()) for text in texts))
+    return sizes
+
+
+def role_work(texts: Collection[str], gold: tuple[int, int] | None, *, join: bool = True) -> tuple[int, int]:
+    """At most how many string comparisons and token pairs one predicted role of distinct ``texts`` costs.
+
+    ``gold`` is the role's entry of ``gold_role_sizes`` for the document (None where the gold does not
+    fill the role). Comparisons: the pairs of texts the substring clean-up tests (with ``join``), plus the
+    (gold mention, text) pairs the similarities look at; token pairs: the cells of the soft similarity's
+    LCS tables for those pairs. Frames are not looked at, so this is an upper bound, summed over the
+    predicted templates of a document (a multi-label gold frame whose labels repeat aside).
+    """
+    n = len(texts)
+    comparisons = n * (n - 1) // 2 if join else 0
+    if gold is None:
+        return comparisons, 0
+    mentions, tokens = gold
+    return comparisons + mentions * n, tokens * sum(len(text.split()) for text in texts)
 
 
 # -- alignment ------------------------------------------------------------------------------------

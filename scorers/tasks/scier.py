@@ -34,8 +34,16 @@ missing ``predicted_ner`` / ``predicted_relations``; a sentence count that diffe
 that is not ``[start, end, type]`` / ``[start1, end1, start2, end2, label]`` with integer offsets (not
 booleans, strings or floats) and a string type or label; a span outside its sentence or with
 start > end; a row repeated within a sentence (with a symmetric label, ``[a, b]`` and ``[b, a]`` are the
-same relation). A gold file with such rows (repeats aside), repeated doc_ids or ``ner`` /
-``relations`` lists that do not match its sentences is refused as ``InvalidGold``.
+same relation); a file beyond a size limit (below). A gold file with such rows (repeats aside), repeated
+doc_ids or ``ner`` / ``relations`` lists that do not match its sentences is refused as ``InvalidGold``.
+
+Size limits (``scorers.tasks.limits``), for gold and submissions alike: ``max_entities_per_sentence`` and
+``max_relations_per_sentence`` (1,000 rows each), ``max_label_chars`` (200 characters in a type or label)
+and ``max_labels`` (100 distinct entity types, and 100 distinct relation labels, in one file). The release
+holds at most 36 entity and 27 relation rows in a sentence, 3 entity types and 9 relation labels of at most
+14 characters. Scoring is linear in the rows (set look-ups per sentence), so the row limits bound the size
+of one sentence's lists; the label limits matter more, because every type and label a file uses becomes a
+row of the stored breakdown tables and of the per-document statistics.
 
 Deliberate differences from the official code, all on input it mishandles: documents are paired by
 ``doc_id`` (the official reader pairs lines by position and silently drops what does not line up);
@@ -54,7 +62,8 @@ from scorers.errors import OptionsError
 from scorers.families.spans import SpanCounts, prf_metrics, sum_tables, sum_triples
 from scorers.registry import register
 from scorers.tasks import scier_format
-from scorers.tasks.scier_format import SciERGold, SciERSubmission
+from scorers.tasks.limits import check_limit
+from scorers.tasks.scier_format import RowLimits, SciERGold, SciERSubmission
 
 
 def _prf_specs(prefix: str, what: str) -> tuple[MetricSpec, ...]:
@@ -75,6 +84,7 @@ class _SciERScorer(Scorer[SciERGold, SciERSubmission]):
             [],
             "relation labels whose arguments may be given in either order (none for SciER, as officially)",
         ),
+        *RowLimits.options(),
     )
     gold_format = (
         'SciER span ("PLM") JSON Lines: one object per document with doc_id, sentences (token lists), '
@@ -88,17 +98,22 @@ class _SciERScorer(Scorer[SciERGold, SciERSubmission]):
 
     @classmethod
     def check_option(cls, name: str, value: Any) -> Any:
-        checked = super().check_option(name, value)
+        checked = check_limit(cls.name, name, super().check_option(name, value))
         if name == "symmetric_labels" and not all(isinstance(label, str) for label in checked):
             raise OptionsError(f"option 'symmetric_labels' of {cls.name} must be a list of label strings")
         return checked
 
     def parse_gold(self, data: bytes) -> SciERGold:
-        return scier_format.parse_gold(data)
+        return scier_format.parse_gold(data, RowLimits.from_settings(self.settings))
 
     def parse_submission(self, data: bytes, gold: SciERGold) -> SciERSubmission:
-        symmetric = scier_format.symmetric_labels(self.settings)
-        return scier_format.parse_submission(data, gold, with_entities=self.with_entities, symmetric=symmetric)
+        return scier_format.parse_submission(
+            data,
+            gold,
+            with_entities=self.with_entities,
+            symmetric=scier_format.symmetric_labels(self.settings),
+            limits=RowLimits.from_settings(self.settings),
+        )
 
     def _counts(self, gold: SciERGold, submission: SciERSubmission) -> dict[str, SpanCounts]:
         """Per-document counts; without predicted entities, the gold ones stand in."""

@@ -1,9 +1,10 @@
 """Reading SciER's span ("PLM") JSON Lines: the gold release and the participants' predictions.
 
 Both files use document-level token offsets, end inclusive, with one list of rows per sentence:
-entity rows ``[start, end, type]`` and relation rows ``[start1, end1, start2, end2, label]``. This
-module only validates and builds typed documents; ``scorers.tasks.scier`` scores them. Every problem
-is collected with its place (line, document, ``predicted_ner[3][5]``) and what was expected.
+entity rows ``[start, end, type]`` and relation rows ``[start1, end1, start2, end2, label]``, within
+the size limits of ``RowLimits``. This module only validates and builds typed documents;
+``scorers.tasks.scier`` scores them. Every problem is collected with its place (line, document,
+``predicted_ner[3][5]``) and what was expected.
 """
 
 from __future__ import annotations
@@ -16,12 +17,24 @@ from typing import Any
 from scorers.errors import InvalidGold, InvalidSubmission, Problems
 from scorers.families.spans import Entity, Relation, relation_key
 from scorers.io import iter_json_lines
+from scorers.tasks.limits import Limits, bound
 
 #: ``(first, last)`` token offset of a sentence; ``last < first`` for a sentence without tokens.
 Bounds = tuple[int, int]
 
 ENTITY_FIELDS = ("start", "end", "type")
 RELATION_FIELDS = ("start1", "end1", "start2", "end2", "label")
+
+
+@dataclass(frozen=True)
+class RowLimits(Limits):
+    """Size limits of a file's rows, for gold and predictions alike. The release holds at most 36 entity and 27
+    relation rows in a sentence, labels of 14 characters, 3 entity types and 9 relation labels."""
+
+    entities_per_sentence: int = bound(1_000, "entity rows accepted in one sentence")
+    relations_per_sentence: int = bound(1_000, "relation rows accepted in one sentence")
+    label_chars: int = bound(200, "characters accepted in one entity type or relation label")
+    labels: int = bound(100, "distinct entity types, and distinct relation labels, accepted in one file")
 
 
 @dataclass(frozen=True)
@@ -92,7 +105,7 @@ def _span_problem(start: int, end: int, bounds: Bounds, sentence: int, what: str
     return None
 
 
-def _row_problem(row: Any, fields: tuple[str, ...], bounds: Bounds, sentence: int) -> str:
+def _row_problem(row: Any, fields: tuple[str, ...], bounds: Bounds, sentence: int, limits: RowLimits) -> str:
     """Why a row that failed the fast check is wrong (the slow path, for messages only)."""
     shape = "[" + ", ".join(fields) + "]"
     if not isinstance(row, list):
@@ -104,6 +117,8 @@ def _row_problem(row: Any, fields: tuple[str, ...], bounds: Bounds, sentence: in
             return f"{name} must be an integer, found {kind(value)}"
     if type(row[-1]) is not str:
         return f"{fields[-1]} must be a string, found {kind(row[-1])}"
+    if len(row[-1]) > limits.label_chars:
+        return f"{fields[-1]} has " + limits.exceeded("label_chars", len(row[-1]), "characters")
     if len(fields) == 3:
         return _span_problem(row[0], row[1], bounds, sentence, "") or "invalid row"
     return (
@@ -117,13 +132,37 @@ class RowReader:
     """Reads ``ner``-like and ``relations``-like values: one list of rows per sentence.
 
     The fast checks are written out per row width because they run once per row of a file that
-    may hold millions; anything that fails them goes to ``_row_problem`` for the message.
+    may hold millions; anything that fails them goes to ``_row_problem`` for the message. The
+    distinct types and labels of the rows read are gathered for ``check_labels``.
     """
 
-    def __init__(self, problems: Problems, *, refuse_repeats: bool, symmetric: Set[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        problems: Problems,
+        *,
+        refuse_repeats: bool,
+        symmetric: Set[str] = frozenset(),
+        limits: RowLimits = RowLimits(),
+    ) -> None:
         self.problems = problems
         self.refuse_repeats = refuse_repeats
         self.symmetric = symmetric
+        self.limits = limits
+        self.types: set[str] = set()
+        self.labels: set[str] = set()
+
+    def check_labels(self) -> None:
+        """Report a file whose rows use more distinct entity types or relation labels than the limit."""
+        for what, seen in (("entity types", self.types), ("relation labels", self.labels)):
+            if len(seen) > self.limits.labels:
+                self.problems.add("", self.limits.exceeded("labels", len(seen), f"distinct {what} in the file"))
+
+    def _too_many(self, rows: list[Any], limit: str, what: str, place: str) -> bool:
+        """Whether a sentence holds more rows than the limit (reported if so)."""
+        if len(rows) <= getattr(self.limits, limit):
+            return False
+        self.problems.add(place, self.limits.exceeded(limit, len(rows), what))
+        return True
 
     def _sentence_lists(self, value: Any, key: str, bounds: list[Bounds], where: str) -> bool:
         if not isinstance(value, list):
@@ -151,10 +190,14 @@ class RowReader:
         if not self._sentence_lists(value, key, bounds, where):
             return None
         out: list[list[Entity]] = []
+        max_chars, types = self.limits.label_chars, self.types
         for k, rows in enumerate(value):
             first, last = bounds[k]
             if not isinstance(rows, list):
                 self.problems.add(f"{where}, {key}[{k}]", f"expected a list of rows, found {kind(rows)}")
+                out.append([])
+                continue
+            if self._too_many(rows, "entities_per_sentence", "entity rows", f"{where}, {key}[{k}]"):
                 out.append([])
                 continue
             parsed: list[Entity] = []
@@ -162,13 +205,22 @@ class RowReader:
             for i, row in enumerate(rows):
                 if type(row) is list and len(row) == 3:
                     s, e, t = row
-                    if type(s) is int and type(e) is int and type(t) is str and first <= s <= e <= last:
+                    if (
+                        type(s) is int
+                        and type(e) is int
+                        and type(t) is str
+                        and len(t) <= max_chars
+                        and first <= s <= e <= last
+                    ):
                         entity = (s, e, t)
                         if self.refuse_repeats and self._repeat(seen, entity, i, row, where, f"{key}[{k}]"):
                             continue
                         parsed.append(entity)
+                        types.add(t)
                         continue
-                self.problems.add(f"{where}, {key}[{k}][{i}]", _row_problem(row, ENTITY_FIELDS, bounds[k], k))
+                self.problems.add(
+                    f"{where}, {key}[{k}][{i}]", _row_problem(row, ENTITY_FIELDS, bounds[k], k, self.limits)
+                )
             out.append(parsed)
         return out
 
@@ -176,11 +228,14 @@ class RowReader:
         if not self._sentence_lists(value, key, bounds, where):
             return None
         out: list[list[Relation]] = []
-        symmetric = self.symmetric
+        symmetric, max_chars, labels = self.symmetric, self.limits.label_chars, self.labels
         for k, rows in enumerate(value):
             first, last = bounds[k]
             if not isinstance(rows, list):
                 self.problems.add(f"{where}, {key}[{k}]", f"expected a list of rows, found {kind(rows)}")
+                out.append([])
+                continue
+            if self._too_many(rows, "relations_per_sentence", "relation rows", f"{where}, {key}[{k}]"):
                 out.append([])
                 continue
             parsed: list[Relation] = []
@@ -194,6 +249,7 @@ class RowReader:
                         and type(s2) is int
                         and type(e2) is int
                         and type(label) is str
+                        and len(label) <= max_chars
                         and first <= s1 <= e1 <= last
                         and first <= s2 <= e2 <= last
                     ):
@@ -204,8 +260,11 @@ class RowReader:
                         if self.refuse_repeats and self._repeat(seen, identity, i, row, where, f"{key}[{k}]"):
                             continue
                         parsed.append(relation)
+                        labels.add(label)
                         continue
-                self.problems.add(f"{where}, {key}[{k}][{i}]", _row_problem(row, RELATION_FIELDS, bounds[k], k))
+                self.problems.add(
+                    f"{where}, {key}[{k}][{i}]", _row_problem(row, RELATION_FIELDS, bounds[k], k, self.limits)
+                )
             out.append(parsed)
         return out
 
@@ -230,10 +289,10 @@ def _bounds(sentences: list[list[str]]) -> list[Bounds]:
     return bounds
 
 
-def parse_gold(data: bytes) -> SciERGold:
+def parse_gold(data: bytes, limits: RowLimits = RowLimits()) -> SciERGold:
     """Validate a span-format gold file; refuse with ``InvalidGold`` naming every problem found."""
     problems = Problems(InvalidGold)
-    rows = RowReader(problems, refuse_repeats=False)
+    rows = RowReader(problems, refuse_repeats=False, limits=limits)
     documents: dict[str, GoldDocument] = {}
     first_line: dict[str, int] = {}
     for number, obj in iter_json_lines(data, problems, InvalidGold):
@@ -262,12 +321,18 @@ def parse_gold(data: bytes) -> SciERGold:
         relations = rows.relations(obj["relations"], "relations", bounds, where)
         if entities is not None and relations is not None:
             documents[doc_id] = GoldDocument(doc_id, sentences, bounds, entities, relations)
+    rows.check_labels()
     problems.raise_if_any()
     return SciERGold(documents)
 
 
 def parse_submission(
-    data: bytes, gold: SciERGold, *, with_entities: bool, symmetric: Set[str] = frozenset()
+    data: bytes,
+    gold: SciERGold,
+    *,
+    with_entities: bool,
+    symmetric: Set[str] = frozenset(),
+    limits: RowLimits = RowLimits(),
 ) -> SciERSubmission:
     """Validate predictions against the gold; refuse with ``InvalidSubmission`` naming every problem.
 
@@ -276,7 +341,7 @@ def parse_submission(
     reporting) but dropped.
     """
     problems = Problems(InvalidSubmission)
-    reader = _SubmissionReader(gold, problems, with_entities=with_entities, symmetric=symmetric)
+    reader = _SubmissionReader(gold, problems, with_entities=with_entities, symmetric=symmetric, limits=limits)
     # A line that names no document (not JSON, no doc_id) makes "document X has no line" mere noise.
     unnamed = False
     accounted = problems.total
@@ -285,6 +350,7 @@ def parse_submission(
         unnamed |= not reader.line(number, obj)
         accounted = problems.total
     unnamed |= problems.total > accounted
+    reader.rows.check_labels()
     if not unnamed:
         for doc_id in gold.documents:
             if doc_id not in reader.first_line:
@@ -296,10 +362,12 @@ def parse_submission(
 class _SubmissionReader:
     """Checks one submission line at a time, remembering which documents were seen where."""
 
-    def __init__(self, gold: SciERGold, problems: Problems, *, with_entities: bool, symmetric: Set[str]) -> None:
+    def __init__(
+        self, gold: SciERGold, problems: Problems, *, with_entities: bool, symmetric: Set[str], limits: RowLimits
+    ) -> None:
         self.gold = gold
         self.problems = problems
-        self.rows = RowReader(problems, refuse_repeats=True, symmetric=symmetric)
+        self.rows = RowReader(problems, refuse_repeats=True, symmetric=symmetric, limits=limits)
         self.with_entities = with_entities
         self.required = ("predicted_ner", "predicted_relations") if with_entities else ("predicted_relations",)
         self.first_line: dict[str, int] = {}

@@ -25,12 +25,21 @@ Options, for tasks that reuse these scorers: ``average_by`` ("language", the off
 within a group); Task 2 ``cutoffs`` (the k of map@k; 10 must stay, it is the primary metric) and
 ``missing_queries`` ("refuse", or "zero": a query the run leaves out scores 0).
 
+Size limits (Task 2, ``scorers.tasks.limits``): ``max_candidates_per_query`` (10,000), ``max_candidates``
+(50,000,000 in the whole run) and ``max_variable_chars`` (1,000 characters in a variable id). The official
+test run lists 500 candidates for each of its 717 queries (358,500 in all) and no variable id of the release
+is longer than 30 characters. Scoring is linear in the run (each list is cut to the candidates that can
+reach the depth the measures look at before trec_eval sorts it), so these bound memory and the length of
+one list rather than any quadratic step. Task 1 needs no limit: every key must be a gold uuid and every
+value a label, so a Task 1 file is refused or costs what reading it costs. The gold is the organizers' file
+and is not limited.
+
 Refused. Gold: missing columns, an is_variable other than 0/1, an empty uuid, doc_id or lang, a lang
 holding "/", a repeated uuid, rows with the wrong number of fields; for Task 2, a gold without queries. Task 1: a gold
 uuid without a label, a key that is not a gold uuid, a repeated key, any other label value (true, 0.5,
 "2"). Task 2: a key that is not a gold uuid, a repeated key, a missing query, a list that is not an
 object, a score that is not a JSON number (numeric strings, true/false), NaN or infinite scores, an
-integer score too large for a double.
+integer score too large for a double, a run beyond a size limit.
 
 Deliberate differences from the official ``scripts/evaluate_task1.py`` and ``evaluate_task2.py``: Task 2
 pairs queries by uuid (the official script pairs by position in the file), breaks ties as trec_eval does
@@ -53,7 +62,8 @@ from scorers.families import classification, ranking
 from scorers.families.averaging import nested_mean
 from scorers.registry import register
 from scorers.tasks import svident_format
-from scorers.tasks.svident_format import SvIdentGold
+from scorers.tasks.limits import check_limit
+from scorers.tasks.svident_format import RunLimits, SvIdentGold
 
 S = TypeVar("S")
 
@@ -87,7 +97,7 @@ class _SvIdentScorer(Scorer[SvIdentGold, S], Generic[S]):
 
     @classmethod
     def check_option(cls, name: str, value: Any) -> Any:
-        value = super().check_option(name, value)
+        value = check_limit(cls.name, name, super().check_option(name, value))
         allowed = cls.choices.get(name)
         if allowed is not None and value not in allowed:
             raise OptionsError(f"option {name!r} of {cls.name} must be one of {', '.join(allowed)}, not {value!r}")
@@ -183,6 +193,7 @@ class SvIdentDisambiguation(_SvIdentScorer[dict[str, dict[str, float]]]):
             "'refuse': a run must hold every query (the official definition); 'zero': a missing query scores 0",
         ),
         AVERAGE_BY,
+        *RunLimits.options(),
     )
     choices: ClassVar[dict[str, tuple[str, ...]]] = {**_SvIdentScorer.choices, "missing_queries": ("refuse", "zero")}
     submission_format = (
@@ -218,7 +229,11 @@ class SvIdentDisambiguation(_SvIdentScorer[dict[str, dict[str, float]]]):
 
     def parse_submission(self, data: bytes, gold: SvIdentGold) -> dict[str, dict[str, float]]:
         return svident_format.parse_run(
-            data, gold, self.settings["cutoffs"], require_queries=self.settings["missing_queries"] == "refuse"
+            data,
+            gold,
+            self.settings["cutoffs"],
+            require_queries=self.settings["missing_queries"] == "refuse",
+            limits=RunLimits.from_settings(self.settings),
         )
 
     def unit_stats(self, gold: SvIdentGold, submission: dict[str, dict[str, float]]) -> dict[str, UnitStats]:

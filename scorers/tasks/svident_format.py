@@ -4,9 +4,10 @@ The gold is the release TSV with a header row and the columns sentence, is_varia
 research_data, doc_id, uuid, lang (any order; extra columns are ignored), read with a CSV reader in
 tab mode because a few release rows quote a field. ``variable`` is a ``;``-separated list that may hold
 ``unk``. Fields are stripped of surrounding white space; empty list items are ignored. Task 1
-submissions are ``{uuid: label}``, Task 2 submissions ``{uuid: {variable_id: score}}``. This module only
-validates and builds typed values; ``scorers.tasks.svident`` scores them. Every problem is collected
-with its place (line of the gold, key of the submission) and what was expected.
+submissions are ``{uuid: label}``, Task 2 submissions ``{uuid: {variable_id: score}}`` within the size
+limits of ``RunLimits``. This module only validates and builds typed values; ``scorers.tasks.svident``
+scores them. Every problem is collected with its place (line of the gold, key of the submission) and
+what was expected.
 """
 
 from __future__ import annotations
@@ -21,11 +22,24 @@ from typing import Any
 from scorers.errors import InvalidGold, InvalidSubmission, Problem, Problems
 from scorers.families import ranking
 from scorers.io import decode_text, load_json, read_tsv
+from scorers.tasks.limits import Limits, bound
 
 COLUMNS = ("sentence", "is_variable", "variable", "research_data", "doc_id", "uuid", "lang")
 #: The tag annotators used for a mention they could not link to one variable; never relevant.
 UNKNOWN_VARIABLE = "unk"
 LABEL_VALUES = '"0", "1", 0, 1'
+
+
+@dataclass(frozen=True)
+class RunLimits(Limits):
+    """Size limits of a Task 2 run; the real maxima are 500 candidates a query, 358,500 in all and ids of 30
+    characters (the official test run), so the defaults only refuse what no system produces."""
+
+    candidates_per_query: int = bound(10_000, "candidates accepted for one sentence")
+    candidates: int = bound(
+        50_000_000, "candidates accepted in the whole run (room for 100 copies of the official test run)"
+    )
+    variable_chars: int = bound(1_000, "characters accepted in one variable id")
 
 
 @dataclass(frozen=True)
@@ -190,7 +204,12 @@ def parse_labels(data: bytes, gold: SvIdentGold) -> dict[str, int]:
 
 
 def parse_run(
-    data: bytes, gold: SvIdentGold, cutoffs: Collection[int], *, require_queries: bool
+    data: bytes,
+    gold: SvIdentGold,
+    cutoffs: Collection[int],
+    *,
+    require_queries: bool,
+    limits: RunLimits = RunLimits(),
 ) -> dict[str, dict[str, float]]:
     """Task 2: ``{uuid: {variable_id: score}}`` with finite number scores; returns the queries' lists.
 
@@ -199,6 +218,9 @@ def parse_run(
     huge run is not held in memory longer than its parsing takes.
     """
     submitted = _top_object(data, "{uuid: {variable_id: score}}")
+    total = sum(len(candidates) for candidates in submitted.values() if isinstance(candidates, dict))
+    if total > limits.candidates:
+        raise InvalidSubmission([Problem("top level", limits.exceeded("candidates", total, "candidates in all"))])
     problems = Problems(InvalidSubmission)
     run: dict[str, dict[str, float]] = {}
     for key, candidates in submitted.items():
@@ -206,7 +228,14 @@ def parse_run(
             problems.add(where(key), "is not a uuid of a gold sentence")
         elif not isinstance(candidates, dict):
             problems.add(where(key), f"expected an object {{variable_id: score}}, not {_kind(candidates)}")
-        elif _check_scores(key, candidates, problems) and not problems and key in gold.relevant:
+        elif len(candidates) > limits.candidates_per_query:
+            problems.add(where(key), limits.exceeded("candidates_per_query", len(candidates), "candidates"))
+        elif (
+            _check_variables(key, candidates, limits, problems)
+            and _check_scores(key, candidates, problems)
+            and not problems
+            and key in gold.relevant
+        ):
             run[key] = ranking.prune(candidates, ranking.depth(cutoffs, len(gold.relevant[key])))
     if require_queries:
         _missing(
@@ -217,6 +246,17 @@ def parse_run(
         )
     problems.raise_if_any()
     return run
+
+
+def _check_variables(key: str, candidates: dict[str, Any], limits: RunLimits, problems: Problems) -> bool:
+    """True when no variable id is longer than the limit; else the first one is reported."""
+    if not candidates or max(map(len, candidates)) <= limits.variable_chars:  # no Python loop in the common case
+        return True
+    variable = next(v for v in candidates if len(v) > limits.variable_chars)
+    problems.add(
+        f"{where(key)}, variable {show(variable)}", limits.exceeded("variable_chars", len(variable), "characters")
+    )
+    return False
 
 
 def _check_scores(key: str, candidates: dict[str, Any], problems: Problems) -> bool:

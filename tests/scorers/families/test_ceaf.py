@@ -14,13 +14,16 @@ from scorers.families.ceaf import (
     best_matching_sum,
     clean_predicted_template,
     collapse_identical,
+    gold_role_sizes,
     join_substrings,
     lcs_length,
     micro_scores,
     phi3,
     role_scores,
+    role_work,
     score_document,
     soft_similarity,
+    template_similarity,
     token_similarity,
 )
 
@@ -272,6 +275,22 @@ def test_role_scores_recompute_from_role_sums() -> None:
     assert set(role_scores([d1, d2], roles=["Time"])) == {"Time"}
 
 
+# -- cost -----------------------------------------------------------------------------------------
+def test_gold_role_sizes_sum_mentions_and_tokens_over_templates() -> None:
+    templates = [gold("F", A=[["the man", "he"]], B=[]), gold("G", A=[["an old harbour"]], C=[["x"]])]
+    # A: mentions 2 + 1, tokens (2 + 1) + 3; B holds nothing; C: 1 mention of 1 token.
+    assert gold_role_sizes(templates) == {"A": (3, 6), "C": (1, 1)}
+
+
+def test_role_work_counts_clean_up_pairs_similarity_pairs_and_token_pairs() -> None:
+    texts = {"the man", "he", "a very old man"}
+    # clean-up: 3 * 2 / 2 = 3 pairs; similarity: 3 gold mentions * 3 texts = 9; tokens: 6 * (2 + 1 + 4) = 42
+    assert role_work(texts, (3, 6)) == (3 + 9, 42)
+    assert role_work(texts, (3, 6), join=False) == (9, 42)
+    assert role_work(texts, None) == (3, 0)  # a role the gold does not fill is only cleaned up
+    assert role_work(set(), (3, 6)) == (0, 0)
+
+
 # -- properties -----------------------------------------------------------------------------------
 TEXTS = st.sampled_from(["the man", "he", "man", "The Man", "a b", "b", "the old harbour", "harbour"])
 ROLES = st.sampled_from(["A", "B"])
@@ -303,3 +322,28 @@ def test_sums_are_consistent(g: list[Template], p: list[Template]) -> None:
     reordered = score_document(list(reversed(g)), list(reversed(p)))
     for key in ("predicted", "gold", "phi3", "soft"):
         assert reordered[key] == pytest.approx(stats[key])
+
+
+RAW_ROLES = st.dictionaries(ROLES, st.lists(TEXTS, max_size=4))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(GOLD_TEMPLATES, max_size=3), st.lists(st.tuples(st.sampled_from(["F", "G"]), RAW_ROLES), max_size=3))
+def test_role_work_bounds_what_the_similarities_compute(
+    g: list[Template], raw: list[tuple[str, dict[str, list[str]]]]
+) -> None:
+    sizes = gold_role_sizes(g)
+    comparisons = token_pairs = 0
+    for _, roles in raw:
+        for role, texts in roles.items():
+            c, t = role_work(set(texts), sizes.get(role), join=False)
+            comparisons += c
+            token_pairs += t
+    cache: dict[tuple[str, str], float] = {}
+    similarities = [soft_similarity(cache)]
+    for gold_template in g:
+        for frame, roles in raw:
+            template_similarity(gold_template, clean_predicted_template(frame, roles.items()), similarities)
+    # every (gold mention, predicted text) pair whose similarity was computed, and its LCS table's cells
+    assert len(cache) <= comparisons
+    assert sum(len(a.split()) * len(b.split()) for a, b in cache) <= token_pairs

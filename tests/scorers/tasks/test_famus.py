@@ -467,3 +467,135 @@ def test_mutated_sv_files_never_crash(data: st.DataObject) -> None:
     except ValidationError:
         return
     assert set(scorer.compute(gold, parsed).metrics) == {"accuracy", "precision", "recall", "f1"}
+
+
+# -- famus-cdae: size limits ----------------------------------------------------------------------
+def cdae_refusal(submission: Any, options: dict[str, Any] | None = None) -> list[str]:
+    """The problems ``parse_submission`` refuses ``submission`` with (the test fails if it is accepted)."""
+    scorer = cdae(options)
+    with pytest.raises(InvalidSubmission) as info:
+        scorer.parse_submission(as_json(submission), scorer.parse_gold(jsonl(*GOLD)))
+    return problems(info.value)
+
+
+def with_template(docid: str, template: dict[str, Any], copies: int = 1) -> dict[str, Any]:
+    return {**SUBMISSION, docid: [template] * copies}
+
+
+def test_cdae_templates_per_document_limit() -> None:
+    template = SUBMISSION["A"][0]
+    report = cdae({"max_templates_per_document": 2}).score(jsonl(*GOLD), as_json(with_template("A", template, 2)))
+    assert report.units["A"]["predicted"] == 2 * 4  # predicted templates are not collapsed
+    assert cdae_refusal(with_template("A", template, 3), {"max_templates_per_document": 2}) == [
+        'document "A": 3 templates; at most 2 are accepted (option max_templates_per_document)'
+    ]
+
+
+def test_cdae_fillers_per_role_limit() -> None:
+    # 500 distinct fillers (the default limit) are accepted, 501 are not; a repeated filler counts as listed.
+    fillers = [[f"x{i}"] for i in range(500)]
+    report = cdae().score(jsonl(*GOLD), as_json(with_template("C", {"incident_type": "Stop", "Agent": fillers})))
+    assert report.units["C"]["predicted"] == 500
+    assert cdae_refusal(with_template("C", {"incident_type": "Stop", "Agent": [*fillers, ["x0"]]})) == [
+        'document "C", template 0, role "Agent": 501 fillers; at most 500 are accepted (option max_fillers_per_role)'
+    ]
+
+
+def test_cdae_filler_length_limit() -> None:
+    longest = "w" * 3000
+    report = cdae().score(jsonl(*GOLD), as_json(with_template("C", {"incident_type": "Stop", "Agent": [longest]})))
+    assert report.units["C"]["predicted"] == 1
+    assert cdae_refusal(with_template("C", {"incident_type": "Stop", "Agent": ["x", ["w" * 3001, 0, 1]]})) == [
+        'document "C", template 0, role "Agent", filler 1: the text has 3001 characters; at most 3000 are accepted '
+        "(option max_filler_chars)"
+    ]
+
+
+# What SUBMISSION costs, role by role of document A (gold: Time "April 24 , 2009" (4 tokens), Agent "the
+# airline" (2), Activity "all of its operations" (4); one mention each):
+#   comparisons: one filler per role, so no clean-up pair; similarity pairs 1 x 1 for Time, Agent and
+#   Activity, none for Invented (not a gold role): 3. Token pairs: Time 4 x 4, Agent 2 x 2, Activity 4 x 1
+#   ("operations"): 16 + 4 + 4 = 24. Documents B (no template) and C (left out) cost nothing.
+def test_cdae_comparisons_limit() -> None:
+    assert cdae({"max_comparisons": 3}).score(jsonl(*GOLD), as_json(SUBMISSION)).metrics["ceaf_rme_phi3_p"] == 0.6
+    assert cdae_refusal(SUBMISSION, {"max_comparisons": 2}) == [
+        'document "A", template 0, role "Time": the submission would cost 3 string comparisons in all, the most (1) '
+        "for this role; at most 2 are accepted (option max_comparisons)"
+    ]
+
+
+def test_cdae_comparisons_count_the_clean_up_pairs() -> None:
+    # Agent in C: 3 distinct fillers ('x' twice), 3 * 2 / 2 = 3 clean-up pairs, and 3 pairs with the one gold
+    # mention 'Microsoft': 6, plus the 3 of document A.
+    agent = {"incident_type": "Stop", "Agent": [["x"], ["y"], ["z"], ["x"]]}
+    parsed = cdae({"max_comparisons": 9}).parse_submission(
+        as_json(with_template("C", agent)), cdae().parse_gold(jsonl(*GOLD))
+    )
+    assert parsed["C"][0].mentions == {"Agent": 3}
+    (message,) = cdae_refusal(with_template("C", agent), {"max_comparisons": 8})
+    assert message.startswith('document "C", template 0, role "Agent": the submission would cost 9 string comparisons')
+    # Without the clean-up, only the 3 + 3 similarity pairs remain.
+    separate = cdae({"max_comparisons": 6, "join_substrings": False}).score(
+        jsonl(*GOLD), as_json(with_template("C", agent))
+    )
+    assert separate.units["C"]["predicted"] == 3
+
+
+def test_cdae_token_pairs_limit() -> None:
+    report = cdae({"max_token_pairs": 24}).score(jsonl(*GOLD), as_json(SUBMISSION))
+    assert report.metrics == cdae().score(jsonl(*GOLD), as_json(SUBMISSION)).metrics
+    assert cdae_refusal(SUBMISSION, {"max_token_pairs": 23}) == [
+        'document "A", template 0, role "Time": the submission would cost 24 token pairs in all, the most (16) '
+        "for this role; at most 23 are accepted (option max_token_pairs)"
+    ]
+
+
+def test_cdae_gold_is_held_to_the_part_limits() -> None:
+    options = {"max_templates_per_document": 1, "max_fillers_per_role": 2, "max_filler_chars": 10}
+    lines = [
+        {"docid": "T", "templates": [{"incident_type": "F"}, {"incident_type": "G"}]},
+        {"docid": "M", "templates": [{"incident_type": "F", "R": [[["a"], ["b"]], [["c"]]]}]},
+        {"docid": "L", "templates": [{"incident_type": "F", "R": [[["0123456789x"]]]}]},
+        {"docid": "OK", "templates": [{"incident_type": "F", "R": [[["0123456789"]], [["b"]]]}]},
+    ]
+    with pytest.raises(InvalidGold) as info:
+        cdae(options).parse_gold(jsonl(*lines))
+    assert problems(info.value) == [
+        'line 1, document "T": 2 templates; at most 1 are accepted (option max_templates_per_document)',
+        'line 2, templates[0], role "R": 3 mentions; at most 2 are accepted (option max_fillers_per_role)',
+        'line 3, templates[0], role "R", entity 0, mention 0: the mention text has 11 characters; at most 10 are '
+        "accepted (option max_filler_chars)",
+    ]
+
+
+def test_cdae_absurd_submissions_are_refused_before_the_clean_up() -> None:
+    # Joining 100,000 fillers of one role would test 5 billion pairs; ten roles of 500 fillers 1.2 million.
+    # Both are refused by parse_submission, which cleans nothing up until every limit has been checked.
+    scorer = cdae()
+    gold = scorer.parse_gold(jsonl(*GOLD))
+    huge = {"incident_type": "Stop", "Agent": [[f"filler {i}"] for i in range(100_000)]}
+    with pytest.raises(InvalidSubmission) as info:
+        scorer.parse_submission(as_json({"C": [huge]}), gold)
+    assert problems(info.value) == [
+        'document "C", template 0, role "Agent": 100000 fillers; at most 500 are accepted (option max_fillers_per_role)'
+    ]
+    wide = {"incident_type": "Stop", **{f"R{r}": [[f"{r} {i}"] for i in range(500)] for r in range(10)}}
+    with pytest.raises(InvalidSubmission) as info:
+        scorer.parse_submission(as_json({"C": [wide]}), gold)
+    # 10 roles * 500 * 499 / 2 pairs; none is a gold role, so no similarity pair.
+    assert problems(info.value) == [
+        'document "C", template 0, role "R0": the submission would cost 1247500 string comparisons in all, the '
+        "most (124750) for this role; at most 500000 are accepted (option max_comparisons)"
+    ]
+    with pytest.raises(InvalidSubmission, match="the text has 10000000 characters"):
+        scorer.parse_submission(as_json({"C": [{"incident_type": "Stop", "Agent": ["x" * 10_000_000]}]}), gold)
+
+
+def test_sv_absurd_submission_is_refused_key_by_key() -> None:
+    # famus-sv needs no limit: 50,000 unknown ids cost one look-up each; 20 are listed, all are counted.
+    scorer = sv()
+    labels = {line["instance_id"]: 1 for line in SV_GOLD} | {f"x{i}": 1 for i in range(50_000)}
+    with pytest.raises(InvalidSubmission) as info:
+        scorer.parse_submission(as_json(labels), scorer.parse_gold(jsonl(*SV_GOLD)))
+    assert info.value.total == 50_000
+    assert len(info.value.problems) == 20

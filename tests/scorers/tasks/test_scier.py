@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from scorers import OptionsError, get_scorer
+from scorers import InvalidGold, InvalidSubmission, OptionsError, get_scorer
 from scorers.base import ScoreReport
 from tests.conftest import require_shared
 from tests.scorers.tasks.scier_data import GOLD_DOCS, gold_bytes, jsonl, perfect_lines, predicted_lines
@@ -194,16 +194,22 @@ def test_options_are_checked() -> None:
         get_scorer("scier-re", {"symmetric_labels": ["Synonym-Of", 3]})
     with pytest.raises(OptionsError, match="unknown option"):
         get_scorer("scier-re", {"symmetric": ["Synonym-Of"]})
-    assert get_scorer("scier-re", {"symmetric_labels": ("Synonym-Of",)}).settings == {
-        "symmetric_labels": ["Synonym-Of"]
-    }
+    assert get_scorer("scier-re", {"symmetric_labels": ("Synonym-Of",)}).settings["symmetric_labels"] == ["Synonym-Of"]
+    with pytest.raises(OptionsError, match="'max_labels' of scier-re must be a positive integer"):
+        get_scorer("scier-re", {"max_labels": 0})
 
 
 def test_described_facts() -> None:
     ere = get_scorer("scier-ere").describe()
     assert ere["primary_metric"] == "rel_plus_f1"
     assert ere["secondary_metrics"] == ["rel_f1", "ner_f1"]
-    assert ere["options"] == [{"name": "symmetric_labels", "default": [], "meaning": ere["options"][0]["meaning"]}]
+    assert [(o["name"], o["default"]) for o in ere["options"]] == [
+        ("symmetric_labels", []),
+        ("max_entities_per_sentence", 1000),
+        ("max_relations_per_sentence", 1000),
+        ("max_label_chars", 200),
+        ("max_labels", 100),
+    ]
     re_ = get_scorer("scier-re").describe()
     assert re_["primary_metric"] == "re_f1"
     assert [m["name"] for m in re_["metrics"]] == ["re_p", "re_r", "re_f1"]
@@ -225,3 +231,92 @@ def test_release_dev_split_perfect_submission_keeps_the_repeated_gold_rows() -> 
     assert report.metrics["ner_f1"] == 1.0
     assert report.metrics["rel_p"] == 1.0
     assert report.metrics["rel_r"] == pytest.approx(1130 / 1132, abs=1e-15)  # SCORING.md: 1130/1132
+
+
+# -- size limits ----------------------------------------------------------------------------------
+
+
+def refusal(name: str, lines: list[Any], options: dict[str, Any] | None = None, gold: bytes | None = None) -> str:
+    """The message ``parse_submission`` refuses the lines with (the test fails if they are accepted)."""
+    scorer = get_scorer(name, options)
+    with pytest.raises(InvalidSubmission) as caught:
+        scorer.parse_submission(jsonl(lines), scorer.parse_gold(gold if gold is not None else gold_bytes()))
+    return str(caught.value)
+
+
+def test_entity_rows_per_sentence_limit() -> None:
+    # A's first sentence holds 2 predicted entities in predicted_lines().
+    assert score("scier-ere", predicted_lines(), {"max_entities_per_sentence": 2}).metrics["ner_p"] == 4 / 6
+    lines = predicted_lines()
+    lines[0]["predicted_ner"][0].append([0, 1, "Task"])
+    message = refusal("scier-ere", lines, {"max_entities_per_sentence": 2})
+    assert (
+        'line 1, document "A", predicted_ner[0]: 3 entity rows; at most 2 are accepted '
+        "(option max_entities_per_sentence)"
+    ) in message
+    assert "1 problem." in message
+
+
+def test_relation_rows_per_sentence_limit() -> None:
+    # Every sentence of predicted_lines() holds at most 1 relation.
+    assert score("scier-re", predicted_lines(entities=False), {"max_relations_per_sentence": 1}).metrics["re_p"] == 0.5
+    lines = predicted_lines(entities=False)
+    lines[1]["predicted_relations"][0].append([0, 0, 2, 2, "Synonym-Of"])
+    message = refusal("scier-re", lines, {"max_relations_per_sentence": 1})
+    assert (
+        'line 2, document "B", predicted_relations[0]: 2 relation rows; at most 1 are accepted '
+        "(option max_relations_per_sentence)"
+    ) in message
+
+
+def test_label_length_limit() -> None:
+    # A type or label of 200 characters is merely wrong; 201 is refused.
+    lines = predicted_lines()
+    lines[0]["predicted_ner"][0][1][2] = "T" * 200
+    lines[1]["predicted_relations"][0][0][4] = "L" * 200
+    report = score("scier-ere", lines)
+    assert report.metrics["ner_p"] == 4 / 6  # (4, 4, "Task") was wrong already
+    assert "T" * 200 in report.breakdown["entity_type"]
+    lines[0]["predicted_ner"][0][1][2] = "T" * 201
+    lines[1]["predicted_relations"][0][0][4] = "L" * 201
+    message = refusal("scier-ere", lines)
+    assert (
+        'line 1, document "A", predicted_ner[0][1]: type has 201 characters; at most 200 are accepted '
+        "(option max_label_chars)"
+    ) in message
+    assert 'line 2, document "B", predicted_relations[0][0]: label has 201 characters' in message
+
+
+def test_distinct_labels_limit() -> None:
+    # predicted_lines() uses 2 entity types (Method, Task) and 2 relation labels (Used-For, Synonym-Of).
+    lines = predicted_lines()
+    lines[0]["predicted_ner"][1].append([7, 7, "Metric"])  # a third type
+    assert score("scier-ere", lines, {"max_labels": 3}).metrics["ner_p"] == 4 / 7
+    lines[0]["predicted_ner"][1].append([7, 7, "Tool"])  # a fourth
+    lines[0]["predicted_relations"][1].append([6, 6, 7, 7, "Part-Of"])
+    message = refusal("scier-ere", lines, {"max_labels": 2})
+    assert "4 distinct entity types in the file; at most 2 are accepted (option max_labels)" in message
+    assert "3 distinct relation labels in the file; at most 2 are accepted (option max_labels)" in message
+
+
+def test_the_gold_is_held_to_the_same_limits() -> None:
+    scorer = get_scorer("scier-ere", {"max_entities_per_sentence": 1})
+    with pytest.raises(InvalidGold) as caught:
+        scorer.parse_gold(gold_bytes())
+    # A's first sentence and B's sentence hold 2 gold entities each.
+    assert [str(p) for p in caught.value.problems] == [
+        'line 1, document "A", ner[0]: 2 entity rows; at most 1 are accepted (option max_entities_per_sentence)',
+        'line 2, document "B", ner[0]: 2 entity rows; at most 1 are accepted (option max_entities_per_sentence)',
+    ]
+
+
+@pytest.mark.parametrize("name", ["scier-ere", "scier-re"])
+def test_absurd_files_are_refused_while_they_are_read(name: str) -> None:
+    # 200,000 relation rows in one sentence, then a 5 MB label: each refused by parse_submission, by count
+    # or length alone, so neither is looked at row by row nor stored in a breakdown.
+    lines = perfect_lines(entities=name == "scier-ere")
+    lines[0]["predicted_relations"][0] = [[2, 2, 4, 4, "Used-For"]] * 200_000
+    assert "200000 relation rows; at most 1000 are accepted" in refusal(name, lines)
+    lines = perfect_lines(entities=name == "scier-ere")
+    lines[1]["predicted_relations"][0].append([2, 2, 0, 0, "x" * 5_000_000])
+    assert "label has 5000000 characters; at most 200 are accepted" in refusal(name, lines)

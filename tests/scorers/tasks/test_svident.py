@@ -243,3 +243,80 @@ def test_the_release_files_are_accepted_as_gold() -> None:
     val = get_scorer("svident-detection").parse_gold((data / "val.tsv").read_bytes())
     assert len(val.label) == 425
     assert len({val.group[u] for u in val.label}) == 30
+
+
+# -- size limits (Task 2) -------------------------------------------------------------------------
+
+
+def _refusal(options: dict[str, Any], run: dict[str, Any]) -> str:
+    scorer = get_scorer("svident-disambiguation", options)
+    with pytest.raises(InvalidSubmission) as caught:
+        scorer.parse_submission(dumps(run), scorer.parse_gold(RANKING_GOLD))
+    return str(caught.value)
+
+
+def test_candidates_per_query_limit() -> None:
+    # q1 and q4 list 3 candidates each: accepted at a limit of 3, refused at 2.
+    scorer = get_scorer("svident-disambiguation", {"max_candidates_per_query": 3})
+    assert scorer.score(RANKING_GOLD, dumps(RANKING_RUN)).metrics == pytest.approx(
+        {"map@1": 11 / 48, "map@5": 2 / 3, "map@10": 2 / 3, "map@20": 2 / 3, "r_precision": 9 / 16}
+    )
+    message = _refusal({"max_candidates_per_query": 2}, RANKING_RUN)
+    assert 'key "q1": 3 candidates; at most 2 are accepted (option max_candidates_per_query)' in message
+    assert 'key "q4": 3 candidates' in message
+    assert "2 problems" in message
+
+
+def test_candidates_per_query_default_limit() -> None:
+    scorer = get_scorer("svident-disambiguation")
+    gold = scorer.parse_gold(RANKING_GOLD)
+    at_limit = RANKING_RUN | {"n1": {f"v{i}": 0.5 for i in range(10_000)}}
+    assert "q1" in scorer.parse_submission(dumps(at_limit), gold)
+    over = RANKING_RUN | {"n1": {f"v{i}": 0.5 for i in range(10_001)}}
+    assert 'key "n1": 10001 candidates; at most 10000 are accepted' in _refusal({}, over)
+
+
+def test_total_candidates_limit() -> None:
+    # 3 + 2 + 0 + 3 (queries) + 1 (n1, a non-query, counts too) = 9 candidates in the run.
+    scorer = get_scorer("svident-disambiguation", {"max_candidates": 9})
+    assert scorer.score(RANKING_GOLD, dumps(RANKING_RUN)).metrics["map@10"] == pytest.approx(2 / 3)
+    message = _refusal({"max_candidates": 8}, RANKING_RUN)
+    assert message.endswith("top level: 9 candidates in all; at most 8 are accepted (option max_candidates)")
+
+
+def test_variable_id_length_limit() -> None:
+    scorer = get_scorer("svident-disambiguation")
+    gold = scorer.parse_gold(RANKING_GOLD)
+    longest = "v" * 1000
+    accepted = scorer.parse_submission(dumps(RANKING_RUN | {"q2": {"x": 3, longest: 2}}), gold)
+    assert set(accepted["q2"]) == {"x", longest}
+    message = _refusal({}, RANKING_RUN | {"q2": {"x": 3, "w" * 1001: 2}})
+    assert 'key "q2", variable "wwwwwwwww' in message
+    assert ": 1001 characters; at most 1000 are accepted (option max_variable_chars)" in message
+    # One report per list, for its first long id; the ids of RANKING_RUN are 1 character long but for n1's.
+    short = _refusal({"max_variable_chars": 4}, RANKING_RUN | {"q2": {"x": 3, "first": 2, "second": 1}})
+    assert 'key "q2", variable "first": 5 characters; at most 4 are accepted' in short
+    assert 'key "n1", variable "anything": 8 characters; at most 4 are accepted' in short
+    assert "second" not in short
+    assert "2 problems" in short
+
+
+def test_an_absurd_run_is_refused_while_it_is_read() -> None:
+    # 100,000 candidates for one query (2 MB): refused by parse_submission, before any ranking.
+    scorer = get_scorer("svident-disambiguation")
+    run = RANKING_RUN | {"q1": {f"var{i}": 1.0 for i in range(100_000)}}
+    with pytest.raises(InvalidSubmission) as caught:
+        scorer.parse_submission(dumps(run), scorer.parse_gold(RANKING_GOLD))
+    assert [str(p) for p in caught.value.problems] == [
+        'key "q1": 100000 candidates; at most 10000 are accepted (option max_candidates_per_query)'
+    ]
+
+
+def test_an_absurd_detection_file_is_refused_key_by_key() -> None:
+    # Task 1 needs no limit: 50,000 unknown keys cost one look-up each; 20 are listed, all are counted.
+    scorer = get_scorer("svident-detection")
+    labels = DETECTION_RUN | {f"x{i}": "1" for i in range(50_000)}
+    with pytest.raises(InvalidSubmission) as caught:
+        scorer.parse_submission(dumps(labels), scorer.parse_gold(DETECTION_GOLD))
+    assert caught.value.total == 50_000
+    assert len(caught.value.problems) == 20

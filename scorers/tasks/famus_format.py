@@ -1,0 +1,352 @@
+"""Reading FAMuS files: IterX gold lines and predicted templates (CDAE), release lines and labels (SV).
+
+This module only validates and builds typed values; ``scorers.tasks.famus`` states the formats and
+refusals and scores them. Every problem is collected with its place (line, document, template, role,
+filler) and what was expected. CDAE files are also held to ``CdaeLimits``: the substring clean-up and
+the similarities do work that grows with pairs of strings, so a submission is measured
+(``ceaf.role_work``) and refused before any of that work starts.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from scorers.errors import InvalidGold, InvalidSubmission, Problem, Problems
+from scorers.families.ceaf import Template, clean_predicted_template, collapse_identical, gold_role_sizes, role_work
+from scorers.io import gc_paused, iter_json_lines, load_json
+from scorers.tasks.limits import Limits, bound
+
+FRAME_KEY = "incident_type"
+GOLD_BOOKKEEPING_KEYS = frozenset({FRAME_KEY, "template-spans"})
+
+
+def _quote(text: str, limit: int = 80) -> str:
+    """A JSON-quoted, shortened string for messages (escapes anything unprintable)."""
+    return json.dumps(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _show(value: Any) -> str:
+    """A short JSON rendering of a value for messages."""
+    try:
+        text = json.dumps(value)
+    except (RecursionError, ValueError):  # nested too deeply to print; the type says enough
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
+# -- famus-cdae ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CdaeLimits(Limits):
+    """Size limits of CDAE files. The release data and the published system outputs hold at most 2 templates
+    in a document, 10 fillers in a role and fillers of 312 characters; a 253-document submission costs about
+    1,000 comparisons and 25,000 token pairs (``ceaf.role_work``). The first three apply to the gold too."""
+
+    templates_per_document: int = bound(100, "templates accepted in one document (gold or predicted)")
+    fillers_per_role: int = bound(500, "fillers accepted in one role of a template (gold: mentions)")
+    filler_chars: int = bound(3_000, "characters accepted in one filler text (gold: mention text)")
+    comparisons: int = bound(
+        500_000,
+        "string comparisons a submission may cost in all: pairs of fillers of a role (substring clean-up) "
+        "and pairs of a gold mention and a filler of the same document and role (similarities)",
+    )
+    token_pairs: int = bound(
+        10_000_000,
+        "token pairs the soft similarity may compare in all: per document and role, the gold mentions' tokens "
+        "times the fillers' tokens",
+    )
+
+
+@dataclass(frozen=True)
+class CdaeGold:
+    """Gold templates per docid (identical templates collapsed) and every role name the gold uses."""
+
+    documents: dict[str, list[Template]]
+    roles: frozenset[str]
+
+
+def _parse_gold_template(raw: Any, where: str, problems: Problems, limits: CdaeLimits) -> Template | None:
+    if not isinstance(raw, dict):
+        problems.add(where, f"a template must be an object with {_quote(FRAME_KEY)} and roles, not {_show(raw)}")
+        return None
+    frame = raw.get(FRAME_KEY)
+    if not isinstance(frame, str):
+        problems.add(where, f"the template needs a string {_quote(FRAME_KEY)} (the frame)")
+        return None
+    roles = []
+    for role, value in raw.items():
+        if role in GOLD_BOOKKEEPING_KEYS:
+            continue
+        # Locations are built only for problems: building them for every role costs more than the parse.
+        if not isinstance(value, list):
+            problems.add(
+                f"{where}, role {_quote(role)}", f"a role value must be a list of entities, not {_show(value)}"
+            )
+            continue
+        entities = []
+        for e_index, entity in enumerate(value):
+            if not isinstance(entity, list):
+                problems.add(
+                    f"{where}, role {_quote(role)}, entity {e_index}",
+                    f"an entity must be a list of mentions, not {_show(entity)}",
+                )
+                continue
+            mentions = []
+            for m_index, mention in enumerate(entity):
+                if not isinstance(mention, list) or not mention or not isinstance(mention[0], str):
+                    message = f"a mention must be a list whose first element is its text, not {_show(mention)}"
+                elif not mention[0].strip():
+                    message = "the mention text is empty or only whitespace"
+                elif len(mention[0]) > limits.filler_chars:
+                    message = "the mention text has " + limits.exceeded("filler_chars", len(mention[0]), "characters")
+                else:
+                    mentions.append(mention[0])
+                    continue
+                problems.add(f"{where}, role {_quote(role)}, entity {e_index}, mention {m_index}", message)
+            if mentions:  # an entity without mentions is dropped, as the official reader does
+                entities.append(tuple(mentions))
+        count = sum(map(len, entities))
+        if count > limits.fillers_per_role:
+            problems.add(f"{where}, role {_quote(role)}", limits.exceeded("fillers_per_role", count, "mentions"))
+        roles.append((role, tuple(entities)))
+    return Template(frame, tuple(roles))
+
+
+def parse_cdae_gold(data: bytes, limits: CdaeLimits = CdaeLimits()) -> CdaeGold:
+    """Read IterX-format gold lines; raise ``InvalidGold`` listing the problems."""
+    problems = Problems(InvalidGold)
+    documents: dict[str, list[Template]] = {}
+    for number, line in iter_json_lines(data, problems, InvalidGold):
+        where = f"line {number}"
+        if not isinstance(line, dict):
+            problems.add(where, 'expected an object with "docid" and "templates"')
+            continue
+        docid, raw_templates = line.get("docid"), line.get("templates")
+        if not isinstance(docid, str):
+            problems.add(where, 'key "docid" must be a string')
+            continue
+        if docid in documents:
+            problems.add(where, f"docid {_quote(docid)} appears more than once in the gold")
+            continue
+        if not isinstance(raw_templates, list):
+            problems.add(where, f'key "templates" of document {_quote(docid)} must be a list of templates')
+            continue
+        if len(raw_templates) > limits.templates_per_document:
+            problems.add(
+                f"{where}, document {_quote(docid)}",
+                limits.exceeded("templates_per_document", len(raw_templates), "templates"),
+            )
+            continue
+        parsed = [
+            _parse_gold_template(raw, f"{where}, templates[{index}]", problems, limits)
+            for index, raw in enumerate(raw_templates)
+        ]
+        documents[docid] = collapse_identical(t for t in parsed if t is not None)
+    problems.raise_if_any()
+    roles = frozenset(role for templates in documents.values() for t in templates for role, _ in t.roles)
+    return CdaeGold(documents, roles)
+
+
+def _filler_text(filler: Any) -> str | None:
+    if isinstance(filler, str):
+        return filler
+    if isinstance(filler, list) and filler and isinstance(filler[0], str):
+        return filler[0]
+    return None
+
+
+#: A predicted template as read, before clean-up: its frame and, per role, the distinct filler texts.
+RawTemplate = tuple[str, list[tuple[str, set[str]]]]
+
+
+def _read_submitted_template(raw: Any, where: str, problems: Problems, limits: CdaeLimits) -> RawTemplate | None:
+    if not isinstance(raw, dict):
+        problems.add(where, f"a template must be an object, not {_show(raw)}")
+        return None
+    frame = raw.get(FRAME_KEY)
+    if not isinstance(frame, str):
+        problems.add(where, f"the template needs a string {_quote(FRAME_KEY)} (the frame)")
+        return None
+    roles = []
+    for role, fillers in raw.items():
+        if role == FRAME_KEY:
+            continue
+        if not isinstance(fillers, list):
+            problems.add(
+                f"{where}, role {_quote(role)}",
+                f'a role value must be a list of fillers such as [["text"]], not {_show(fillers)}',
+            )
+            continue
+        if len(fillers) > limits.fillers_per_role:
+            problems.add(f"{where}, role {_quote(role)}", limits.exceeded("fillers_per_role", len(fillers), "fillers"))
+            continue
+        texts = set()
+        for f_index, filler in enumerate(fillers):
+            text = _filler_text(filler)
+            if text is None:
+                message = f"a filler must be a non-empty list whose first element is the text, not {_show(filler)}"
+            elif len(text) > limits.filler_chars:
+                message = "the text has " + limits.exceeded("filler_chars", len(text), "characters")
+            else:
+                texts.add(text)
+                continue
+            problems.add(f"{where}, role {_quote(role)}, filler {f_index}", message)
+        roles.append((role, texts))
+    return frame, roles
+
+
+#: Where a predicted role is: its docid, the template's index and the role name.
+RolePlace = tuple[str, int, str]
+
+
+class _Budget:
+    """Sums what a submission's roles will cost (``ceaf.role_work``) and remembers the costliest role of each sum."""
+
+    def __init__(self, limits: CdaeLimits, *, join: bool) -> None:
+        self.limits = limits
+        self.join = join
+        self.comparisons = self.token_pairs = 0
+        self.most_comparisons: tuple[int, RolePlace] = (0, ("", 0, ""))
+        self.most_token_pairs: tuple[int, RolePlace] = (0, ("", 0, ""))
+
+    def add(self, place: RolePlace, texts: set[str], gold: tuple[int, int] | None) -> None:
+        comparisons, token_pairs = role_work(texts, gold, join=self.join)
+        self.comparisons += comparisons
+        self.token_pairs += token_pairs
+        if comparisons > self.most_comparisons[0]:
+            self.most_comparisons = (comparisons, place)
+        if token_pairs > self.most_token_pairs[0]:
+            self.most_token_pairs = (token_pairs, place)
+
+    def check(self, problems: Problems) -> None:
+        for name, unit, total, (most, (docid, index, role)) in (
+            ("comparisons", "string comparisons", self.comparisons, self.most_comparisons),
+            ("token_pairs", "token pairs", self.token_pairs, self.most_token_pairs),
+        ):
+            if total > getattr(self.limits, name):
+                what = f"{unit} in all, the most ({most}) for this role"
+                problems.add(
+                    f"document {_quote(docid)}, template {index}, role {_quote(role)}",
+                    "the submission would cost " + self.limits.exceeded(name, total, what),
+                )
+
+
+def parse_cdae_submission(
+    data: bytes, gold: CdaeGold, *, join: bool = True, limits: CdaeLimits = CdaeLimits()
+) -> dict[str, list[Template]]:
+    """Read ``{docid: [template, ...]}`` and clean each template's fillers; raise ``InvalidSubmission``.
+
+    Everything is checked, the limits included, before the first template is cleaned up: the clean-up
+    is the first step whose work grows faster than the file.
+    """
+    raw = load_json(data, InvalidSubmission)
+    if not isinstance(raw, dict):
+        got = "a list" if isinstance(raw, list) else _show(raw)
+        raise InvalidSubmission(
+            [Problem("", f"expected a JSON object mapping each docid to a list of templates; got {got}")]
+        )
+    with gc_paused():  # many small containers, no cycles: see scorers.io.gc_paused
+        return _cdae_templates(raw, gold, join, limits)
+
+
+def _cdae_templates(raw: dict[str, Any], gold: CdaeGold, join: bool, limits: CdaeLimits) -> dict[str, list[Template]]:
+    """Check every document and the budgets in one pass over the parsed JSON, then clean the templates up."""
+    problems = Problems(InvalidSubmission)
+    budget = _Budget(limits, join=join)
+    documents: dict[str, list[RawTemplate]] = {}
+    for docid, raw_templates in raw.items():
+        where = f"document {_quote(docid)}"
+        if docid not in gold.documents:
+            problems.add(where, "is not a docid of the gold")
+            continue
+        if not isinstance(raw_templates, list):
+            problems.add(where, f"the value must be a list of templates, not {_show(raw_templates)}")
+            continue
+        if len(raw_templates) > limits.templates_per_document:
+            problems.add(where, limits.exceeded("templates_per_document", len(raw_templates), "templates"))
+            continue
+        sizes = gold_role_sizes(gold.documents[docid]) if raw_templates else {}
+        templates = []
+        for t_index, template in enumerate(raw_templates):
+            read = _read_submitted_template(template, f"{where}, template {t_index}", problems, limits)
+            if read is not None:
+                templates.append(read)
+                for role, texts in read[1]:
+                    budget.add((docid, t_index, role), texts, sizes.get(role))
+        documents[docid] = templates
+    budget.check(problems)
+    problems.raise_if_any()
+    return {
+        docid: [clean_predicted_template(frame, roles, join=join) for frame, roles in templates]
+        for docid, templates in documents.items()
+    }
+
+
+# -- famus-sv ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SvGold:
+    """Gold label (1 = valid source) per instance_id, and the frame of the instances that name one."""
+
+    labels: dict[str, int]
+    frames: dict[str, str]
+
+
+def _label(value: Any) -> int | None:
+    """1 or 0 for JSON true/false or the integers 1/0; None for anything else ("1", 1.0, 2, null)."""
+    if isinstance(value, bool):
+        return int(value)
+    if type(value) is int and value in (0, 1):
+        return value
+    return None
+
+
+def parse_sv_gold(data: bytes) -> SvGold:
+    """Read source-validation release lines; raise ``InvalidGold`` listing the problems."""
+    problems = Problems(InvalidGold)
+    labels: dict[str, int] = {}
+    frames: dict[str, str] = {}
+    for number, line in iter_json_lines(data, problems, InvalidGold):
+        where = f"line {number}"
+        if not isinstance(line, dict):
+            problems.add(where, 'expected an object with "instance_id" and "valid_source"')
+            continue
+        instance, label, frame = line.get("instance_id"), _label(line.get("valid_source")), line.get("frame")
+        if not isinstance(instance, str):
+            problems.add(where, 'key "instance_id" must be a string')
+        elif instance in labels:
+            problems.add(where, f"instance_id {_quote(instance)} appears more than once in the gold")
+        elif label is None:
+            problems.add(where, 'key "valid_source" must be true or false (or 1 or 0)')
+        elif frame is not None and not isinstance(frame, str):
+            problems.add(where, 'key "frame" must be a string when present')
+        else:
+            labels[instance] = label
+            if frame is not None:
+                frames[instance] = frame
+    problems.raise_if_any()
+    return SvGold(labels, frames)
+
+
+def parse_sv_submission(data: bytes, gold: SvGold) -> dict[str, int]:
+    """Read ``{instance_id: label}``; every gold id exactly once, labels 0/1/true/false."""
+    raw = load_json(data, InvalidSubmission)
+    if not isinstance(raw, dict):
+        got = "a list (labels are matched by id, not by position)" if isinstance(raw, list) else _show(raw)
+        raise InvalidSubmission([Problem("", f"expected a JSON object mapping each instance_id to 0 or 1; got {got}")])
+    problems = Problems(InvalidSubmission)
+    labels: dict[str, int] = {}
+    for instance, value in raw.items():
+        where = f"key {_quote(instance)}"
+        label = _label(value)
+        if instance not in gold.labels:
+            problems.add(where, "is not an instance_id of the gold")
+        elif label is None:
+            problems.add(where, f"the label must be 0, 1, true or false, not {_show(value)}")
+        else:
+            labels[instance] = label
+    for instance in gold.labels:
+        if instance not in raw:
+            problems.add(f"key {_quote(instance)}", "this gold instance_id has no label in the submission")
+    problems.raise_if_any()
+    return labels
