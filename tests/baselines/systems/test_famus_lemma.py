@@ -63,13 +63,10 @@ def test_on_the_example_data_the_submission_is_accepted() -> None:
     assert run(NAME, SCORER, gold) == submission
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="in examples/famus/data/sv-test.jsonl every valid source paraphrases the trigger and every invalid "
-    "one repeats it, so the lemma baseline is wrong on every line (no positive predicted correctly: F1 0)",
-)
 def test_on_the_example_data_it_beats_the_all_zeros_submission() -> None:
     gold = (EXAMPLES / "famus/data/sv-test.jsonl").read_bytes()
+    # Measured: right on 4 of 6 lines (one valid source paraphrases the trigger, one invalid one repeats
+    # it): P 2/3, R 2/3, F1 2/3; all zeros: 0.
     assert score(SCORER, gold, run(NAME, SCORER, gold))["f1"] > score(SCORER, gold, trivial(SCORER, gold))["f1"]
 
 

@@ -112,7 +112,7 @@ def test_on_the_example_data_the_submissions_are_accepted() -> None:
     data = EXAMPLES / "scier/data"
     training = {"train-sentences.jsonl": (data / "train.jsonl").read_bytes()}
     gold = (data / "dev.jsonl").read_bytes()
-    # Relation extraction is given the entities, so it beats the empty submission (measured: 0.333).
+    # Relation extraction is given the entities, so it beats the empty submission (measured: 0.588).
     relations = run(NAME, "scier-re", gold, training)
     assert score("scier-re", gold, relations)["re_f1"] > score("scier-re", gold, trivial("scier-re", gold))["re_f1"]
     assert run(NAME, "scier-re", gold, training) == relations
@@ -120,12 +120,8 @@ def test_on_the_example_data_the_submissions_are_accepted() -> None:
     assert "rel_plus_f1" in score("scier-ere", gold, run(NAME, "scier-ere", gold, training))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the example dev and test papers share no entity string with the example training sentences, "
-    "so a gazetteer tags nothing there (examples/scier/data)",
-)
 def test_on_the_example_data_end_to_end_beats_the_empty_submission() -> None:
+    # Measured: NER 0.455, Rel+ 0.308 (the training sentences name some of the dev papers' entities).
     data = EXAMPLES / "scier/data"
     gold = (data / "dev.jsonl").read_bytes()
     submission = run(NAME, "scier-ere", gold, {"train-sentences.jsonl": (data / "train.jsonl").read_bytes()})
