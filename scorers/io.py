@@ -14,11 +14,13 @@ import csv
 import gc
 import io
 import json
+import lzma
 import math
 import posixpath
 import stat
 import threading
 import zipfile
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -203,7 +205,8 @@ def unpack_submission(
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, NotImplementedError) as exc:
+        # NotImplementedError: an entry that declares a zip version newer than zipfile reads.
         raise refuse(f"cannot be read ({exc})") from None
     if len(infos) > max_entries:
         raise refuse(f"holds {len(infos)} entries; at most {max_entries} are accepted")
@@ -236,7 +239,8 @@ def unpack_submission(
                 out += chunk
                 if len(out) > max_bytes:
                     raise refuse(f"entry {info.filename!r} unpacks to more than {max_bytes} bytes")
-    except (zipfile.BadZipFile, NotImplementedError, EOFError, OSError, ValueError) as exc:
+    except (zipfile.BadZipFile, NotImplementedError, EOFError, OSError, ValueError, zlib.error, lzma.LZMAError) as exc:
+        # zlib and lzma raise their own errors on a damaged stream (bz2 raises OSError).
         raise refuse(f"entry {info.filename!r} cannot be unpacked ({exc})") from None
     except RuntimeError as exc:  # zipfile raises this for encrypted entries
         raise refuse(f"entry {info.filename!r} cannot be unpacked ({exc})") from None

@@ -1,0 +1,541 @@
+"""Scorer benchmark: time and peak memory of each seed scorer on test-size inputs and on 10x and 100x copies.
+
+For each scorer and scale, in fresh processes (so that a peak is that run's own): the baseline (reading
+both files and parsing them with ``json.loads`` or a tab-mode CSV reader, nothing else), the scorer's
+``parse_gold`` + ``parse_submission`` and ``compute``, the process's peak resident memory, and the whole
+``podium score --json`` command next to the official wall time of PERFORMANCE.md. The inputs are made by
+``bench.score_inputs`` in a temporary folder. A scale whose estimated memory does not fit what the machine
+has free is skipped with the reason, and a run that fails is reported, never raised.
+
+    .venv/bin/python bench/score_bench.py [--scales 1,10,100] [--scorers a,b] [--repeat N] [--markdown]
+        [--clock wall|cpu] [--profile N] [--workdir DIR]
+
+The times are wall seconds by default; on a machine shared with other work, ``--clock cpu`` gives each
+process's CPU time, which is its wall time on an idle core (every measured process is single-threaded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import csv
+import gc
+import io
+import itertools
+import json
+import os
+import pstats
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+if __package__ in (None, ""):  # run as a script (`python bench/score_bench.py`, as `make bench` does)
+    sys.path.insert(0, str(ROOT))
+
+from bench.score_inputs import SCORERS, build_inputs  # noqa: E402
+from scorers import get_scorer, scorer_class, scorer_names, unpack_submission  # noqa: E402
+
+#: PERFORMANCE.md: the official code's whole-process wall seconds per scale, and its peak MB at 100x.
+#: The official SciER table measures the end-to-end evaluation; RE runs the same code on gold entities.
+OFFICIAL: dict[str, tuple[dict[int, float], int]] = {
+    "svident-detection": ({1: 2.3, 10: 7.6, 100: 1634.0}, 267),
+    "svident-disambiguation": ({1: 3.1, 10: 7.9, 100: 515.0}, 3700),
+    "scier-ere": ({1: 0.21, 10: 1.5, 100: 18.1}, 1300),
+    "scier-re": ({1: 0.21, 10: 1.5, 100: 18.1}, 1300),
+    "famus-cdae": ({1: 0.55, 10: 1.3, 100: 11.7}, 252),
+    "famus-sv": ({1: 0.88, 10: 1.5, 100: 3.9}, 850),
+}
+#: Targets of PERFORMANCE.md.
+MAX_GROWTH = 12.0
+MAX_PARSE_RATIO = 3.0
+MAX_MEMORY_RATIO = 2.0
+MIN_SPEEDUP = 10.0
+#: Peak memory per input byte assumed before a smaller scale of the same scorer has been measured.
+DEFAULT_BYTES_PER_INPUT_BYTE = 8.0
+#: Share of the machine's available memory a run may be expected to take.
+MEMORY_HEADROOM = 0.8
+MB = 1e6
+
+
+def shared_dir() -> Path:
+    """The shared inputs folder: ``PODIUM_SHARED_DIR`` or ``../shared`` beside the checkout."""
+    return Path(os.environ.get("PODIUM_SHARED_DIR") or ROOT.parent / "shared").resolve()
+
+
+def available_memory() -> int:
+    """Bytes the kernel says can be allocated without swapping (``MemAvailable``)."""
+    with open("/proc/meminfo", encoding="ascii") as info:
+        for line in info:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no MemAvailable in /proc/meminfo")
+
+
+def current_rss() -> int:
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+# -- child processes -----------------------------------------------------------------------------
+
+
+def plain_parse(path: Path, loads: Callable[[bytes], Any] = json.loads) -> Any:
+    """The reference: the file's bytes parsed as its format says, with no checks and no hooks."""
+    data = path.read_bytes()
+    if path.suffix == ".tsv":
+        return list(csv.reader(io.StringIO(data.decode("utf-8"), newline=""), delimiter="\t", quotechar='"'))
+    if path.suffix == ".jsonl":
+        return [loads(line) for line in data.splitlines() if line.strip()]
+    return loads(data)
+
+
+#: The clocks every step is timed on: wall time, and this process's CPU time (steadier on a shared machine).
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def _stamp() -> dict[str, float]:
+    return {name: clock() for name, clock in CLOCKS.items()}
+
+
+def _elapsed(marks: Sequence[dict[str, float]], steps: Sequence[str]) -> dict[str, float]:
+    """Seconds of each step between successive marks, on each clock: ``{"wall:read": ..., "cpu:read": ...}``."""
+    return {
+        f"{clock}:{step}": after[clock] - before[clock]
+        for step, (before, after) in zip(steps, itertools.pairwise(marks), strict=True)
+        for clock in CLOCKS
+    }
+
+
+#: The reference parses: the standard library's json, the same with the garbage collector off (how much of
+#: a plain parse is the collector), and orjson (what a faster parser gives). Each runs in its own process.
+PARSERS = ("json", "nogc", "orjson")
+
+
+def child_baseline(gold: Path, submission: Path, parser: str) -> dict[str, Any]:
+    if parser == "nogc":
+        gc.disable()
+    loads = orjson.loads if parser == "orjson" else json.loads
+    marks = [_stamp()]
+    parsed = (plain_parse(gold, loads), plain_parse(submission, loads))
+    marks.append(_stamp())
+    return {**_elapsed(marks, [parser]), "files": len(parsed)}
+
+
+def child_scorer(name: str, gold: Path, submission: Path, profile: int) -> dict[str, Any]:
+    scorer = get_scorer(name)
+    rss_start = current_rss()
+    profiler = cProfile.Profile() if profile else None
+    if profiler:
+        profiler.enable()
+    marks = [_stamp()]
+    gold_bytes, submission_bytes = gold.read_bytes(), submission.read_bytes()
+    marks.append(_stamp())
+    parsed_gold = scorer.parse_gold(gold_bytes)
+    del gold_bytes  # as `podium score` does: the gold's bytes are gone once it is parsed
+    marks.append(_stamp())
+    content, _ = unpack_submission(submission_bytes)
+    parsed = scorer.parse_submission(content, parsed_gold)
+    marks.append(_stamp())
+    report = scorer.compute(parsed_gold, parsed)
+    marks.append(_stamp())
+    if profiler:
+        profiler.disable()
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(profile)
+    return {
+        **_elapsed(marks, ["read", "parse_gold", "parse_submission", "compute"]),
+        "rss_start": rss_start,
+        "units": len(report.units),
+        "primary": report.metrics[scorer.primary_metric],
+    }
+
+
+def failure(run: ChildRun) -> str:
+    """Why a child run gave no result, in one line."""
+    if run.code < 0:
+        why = f"killed by signal {-run.code}" + (" (out of memory?)" if run.code == -9 else "")
+    else:
+        why = f"exit code {run.code}"
+    last = run.stderr.strip().splitlines()[-1:]
+    return f"{why}: {last[0][:300]}" if last else why
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """How a child process ended: exit code, wall and CPU seconds, peak RSS in bytes, the end of its stderr."""
+
+    code: int
+    wall: float
+    cpu: float
+    peak: int
+    stderr: str
+
+
+def run_child(command: Sequence[str], *, memory_limit: int, stdout: Path) -> ChildRun:
+    """Run ``command`` with its stdout to a file, under an address-space limit so it fails rather than swaps."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+
+    with stdout.open("wb") as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=err, cwd=ROOT, preexec_fn=limit)
+        # wait4 gives this child's own peak RSS and CPU time (RUSAGE_CHILDREN would mix in earlier children).
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        tail = err.read()[-20_000:].decode("utf-8", "replace")
+    cpu = usage.ru_utime + usage.ru_stime
+    return ChildRun(process.returncode, wall, cpu, usage.ru_maxrss * 1024, tail)
+
+
+# -- measuring -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Measure:
+    """One scorer at one scale: medians over the repeats (peaks: the largest)."""
+
+    scorer: str
+    scale: int
+    input_bytes: int = 0
+    units: int = 0
+    baseline_s: float = 0.0
+    nogc_s: float = 0.0
+    orjson_s: float = 0.0
+    read_s: float = 0.0
+    parse_s: float = 0.0
+    compute_s: float = 0.0
+    peak_bytes: int = 0
+    start_bytes: int = 0
+    baseline_peak_bytes: int = 0
+    podium_s: float = 0.0
+    podium_peak_bytes: int = 0
+    primary: float = 0.0
+    skipped: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def total_s(self) -> float:
+        """The scorer's own time: reading the files, parsing and checking them, computing."""
+        return self.read_s + self.parse_s + self.compute_s
+
+    @property
+    def parse_ratio(self) -> float:
+        return self.total_s / self.baseline_s if self.baseline_s else float("nan")
+
+    @property
+    def memory_ratio(self) -> float:
+        """Memory the scorer took beyond the loaded interpreter, per byte of input."""
+        return (self.peak_bytes - self.start_bytes) / self.input_bytes if self.input_bytes else float("nan")
+
+    @property
+    def baseline_memory_ratio(self) -> float:
+        return (self.baseline_peak_bytes - self.start_bytes) / self.input_bytes if self.input_bytes else float("nan")
+
+
+class Bench:
+    """Generates inputs, runs the children and collects one ``Measure`` per scorer and scale."""
+
+    def __init__(self, workdir: Path, repeat: int, clock: str, profile: int) -> None:
+        self.workdir, self.repeat, self.clock, self.profile = workdir, repeat, clock, profile
+        self.podium = Path(sys.executable).with_name("podium")
+        if not self.podium.exists():
+            self.podium = Path(shutil.which("podium") or "podium")
+        self.me = [sys.executable, str(Path(__file__).resolve())]
+
+    def log(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    def scorer(self, name: str, scales: Sequence[int]) -> tuple[str, list[Measure]]:
+        """What the 1x inputs hold, and the measures at each scale."""
+        try:
+            inputs = build_inputs(name, shared_dir())
+        except (OSError, ValueError, KeyError) as exc:  # release data missing or not as expected
+            reason = f"no inputs: {type(exc).__name__}: {exc}"
+            return reason, [Measure(name, scale, skipped=reason) for scale in scales]
+        self.log(f"{name}: {inputs.description}")
+        done: list[Measure] = []
+        for scale in scales:
+            folder = self.workdir / name / f"x{scale}"
+            try:
+                done.append(self.scale(name, scale, *inputs.write(folder, scale), done))
+            except OSError as exc:  # a full disk, say
+                done.append(Measure(name, scale, skipped=f"cannot write the inputs: {exc}"))
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+        return inputs.description, done
+
+    def estimate(self, input_bytes: int, done: Sequence[Measure]) -> int:
+        """Peak memory expected at ``input_bytes``, from the largest scale measured so far."""
+        measured = [m for m in done if not m.skipped and m.input_bytes]
+        if not measured:
+            return int(DEFAULT_BYTES_PER_INPUT_BYTE * input_bytes) + 300_000_000
+        last = max(measured, key=lambda m: m.input_bytes)
+        grown = max(last.peak_bytes, last.baseline_peak_bytes, last.podium_peak_bytes) - last.start_bytes
+        return last.start_bytes + int(max(grown, 0) / last.input_bytes * input_bytes * 1.2)
+
+    def scale(self, name: str, scale: int, gold: Path, submission: Path, done: Sequence[Measure]) -> Measure:
+        measure = Measure(name, scale, input_bytes=gold.stat().st_size + submission.stat().st_size)
+        need, free = self.estimate(measure.input_bytes, done), available_memory()
+        if need > MEMORY_HEADROOM * free:
+            measure.skipped = f"needs about {need / 1e9:.1f} GB of memory; {free / 1e9:.1f} GB are available"
+            self.log(f"  {scale}x: skipped, {measure.skipped}")
+            return measure
+        self.log(f"  {scale}x: {measure.input_bytes / MB:.1f} MB of input, {self.repeat} run(s)")
+        files = ["--gold", str(gold), "--submission", str(submission)]
+        commands = {
+            **{f"baseline_{p}": [*self.me, "--child", "baseline", "--parser", p, *files] for p in PARSERS},
+            "scorer": [*self.me, "--child", "scorer", "--scorers", name, *files],
+            "podium": [str(self.podium), "score", "--scorer", name, *files, "--json"],
+        }
+        out, limit = gold.parent / "stdout.json", max(free, need)
+        runs: dict[str, list[float]] = {}
+        for _ in range(self.repeat):
+            for step, command in commands.items():
+                run = run_child(command, memory_limit=limit, stdout=out)
+                try:
+                    result = json.loads(out.read_bytes()) if run.code == 0 else None
+                except ValueError:
+                    result = None
+                if not isinstance(result, dict):
+                    measure.skipped = f"the {step} run failed: {failure(run)}"
+                    self.log(f"  {scale}x: {measure.skipped}")
+                    return measure
+                if step == "podium":
+                    primary = scorer_class(name).primary_metric
+                    result = {
+                        "wall:podium": run.wall,
+                        "cpu:podium": run.cpu,
+                        "podium_primary": result["metrics"][primary],
+                    }
+                for key, value in {**result, f"{step}_peak": run.peak}.items():
+                    runs.setdefault(key, []).append(float(value))
+        if self.profile:
+            command = [*commands["scorer"], "--profile", str(self.profile)]
+            self.log(run_child(command, memory_limit=limit, stdout=out).stderr)
+        self.fill(measure, runs)
+        self.log(
+            f"  {scale}x: parse {measure.parse_s:.2f} s, compute {measure.compute_s:.2f} s, "
+            f"baseline {measure.baseline_s:.2f} s, podium score {measure.podium_s:.2f} s ({self.clock}), "
+            f"peak {measure.peak_bytes / MB:.0f} MB"
+        )
+        return measure
+
+    def fill(self, measure: Measure, runs: dict[str, list[float]]) -> None:
+        """Medians of the repeated runs on the chosen clock; peaks are the largest of the runs."""
+        median = {key: statistics.median(values) for key, values in runs.items()}
+        clock = self.clock
+        measure.units = int(median["units"])
+        measure.baseline_s = median[f"{clock}:json"]
+        measure.nogc_s = median[f"{clock}:nogc"]
+        measure.orjson_s = median[f"{clock}:orjson"]
+        measure.read_s = median[f"{clock}:read"]
+        measure.parse_s = median[f"{clock}:parse_gold"] + median[f"{clock}:parse_submission"]
+        measure.compute_s = median[f"{clock}:compute"]
+        measure.podium_s = median[f"{clock}:podium"]
+        measure.peak_bytes = int(max(runs["scorer_peak"]))
+        measure.baseline_peak_bytes = int(max(runs["baseline_json_peak"]))
+        measure.podium_peak_bytes = int(max(runs["podium_peak"]))
+        measure.start_bytes = int(median["rss_start"])
+        measure.primary = median["primary"]
+        if abs(median["podium_primary"] - measure.primary) > 1e-9:
+            measure.notes.append(f"podium score gave {median['podium_primary']}, the scorer {measure.primary}")
+
+
+# -- reporting -----------------------------------------------------------------------------------
+
+COLUMNS = (
+    "scale",
+    "input MB",
+    "units",
+    "baseline s",
+    "no-GC s",
+    "orjson s",
+    "parse s",
+    "compute s",
+    "ratio",
+    "growth",
+    "peak MB",
+    "mem/input",
+    "baseline mem/input",
+    "podium score s",
+    "official s",
+    "speedup",
+)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.3f}" if value < 10 else f"{value:.1f}"
+
+
+def _growth(measure: Measure, previous: Measure | None) -> float | None:
+    """Time against the scale ten times smaller, when that one was measured just before."""
+    if (
+        previous is None
+        or previous.skipped
+        or measure.skipped
+        or measure.scale != 10 * previous.scale
+        or not previous.total_s
+    ):
+        return None
+    return measure.total_s / previous.total_s
+
+
+def rows(measures: Sequence[Measure]) -> list[list[str]]:
+    out = []
+    for previous, m in zip([None, *measures], measures, strict=False):
+        if m.skipped:
+            out.append([f"{m.scale}x", f"{m.input_bytes / MB:.1f}", *["-"] * (len(COLUMNS) - 2)])
+            continue
+        official = OFFICIAL[m.scorer][0].get(m.scale)
+        growth = _growth(m, previous)
+        out.append(
+            [
+                f"{m.scale}x",
+                f"{m.input_bytes / MB:.1f}",
+                str(m.units),
+                _seconds(m.baseline_s),
+                _seconds(m.nogc_s),
+                _seconds(m.orjson_s),
+                _seconds(m.parse_s),
+                _seconds(m.compute_s),
+                f"{m.parse_ratio:.2f}",
+                f"{growth:.1f}" if growth else "",
+                f"{m.peak_bytes / MB:.0f}",
+                f"{m.memory_ratio:.2f}",
+                f"{m.baseline_memory_ratio:.2f}",
+                _seconds(m.podium_s),
+                f"{official:g}" if official else "",
+                f"{official / m.podium_s:.1f}x" if official else "",
+            ]
+        )
+    return out
+
+
+def verdict(measures: Sequence[Measure]) -> str:
+    """The targets of PERFORMANCE.md, met or not, on the largest scale measured."""
+    done = [m for m in measures if not m.skipped]
+    if not done:
+        return "targets: not measured"
+    top = done[-1]
+    growths = [g for a, b in itertools.pairwise(measures) if (g := _growth(b, a)) is not None]
+    checks = [
+        ("linear", all(g <= MAX_GROWTH for g in growths), ", ".join(f"{g:.1f}x" for g in growths)),
+        (f"within 3x of parsing at {top.scale}x", top.parse_ratio <= MAX_PARSE_RATIO, f"{top.parse_ratio:.2f}x"),
+        (f"memory at {top.scale}x", top.memory_ratio <= MAX_MEMORY_RATIO, f"{top.memory_ratio:.2f}x the input"),
+    ]
+    official = OFFICIAL[top.scorer][0].get(top.scale)
+    if official:
+        speedup = official / top.podium_s
+        checks.append((f"10x faster than official at {top.scale}x", speedup >= MIN_SPEEDUP, f"{speedup:.1f}x"))
+    if not growths:
+        checks = checks[1:]  # growth needs two scales ten times apart
+    return "targets: " + "; ".join(f"{what} {'met' if ok else 'MISSED'} ({value})" for what, ok, value in checks)
+
+
+def render(measures: Sequence[Measure], markdown: bool) -> str:
+    table = [list(COLUMNS), *rows(measures)]
+    if markdown:
+        lines = ["| " + " | ".join(row) + " |" for row in table]
+        lines.insert(1, "|" + "---|" * len(COLUMNS))
+    else:
+        widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
+        lines = ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in table]
+    notes = [f"{m.scale}x not measured: {m.skipped}" for m in measures if m.skipped]
+    notes += [f"{m.scale}x: {note}" for m in measures for note in m.notes]
+    return "\n".join(lines + [""] * bool(notes) + notes)
+
+
+def legend(clock: str) -> str:
+    return " ".join(
+        [
+            f"Times are {clock} seconds, medians of the runs.",
+            "input: gold + submission. units: the scorer's units (documents, groups, instances).",
+            "baseline: reading both files and parsing them with json.loads or a tab-mode CSV reader, nothing else;",
+            "no-GC: the same with the garbage collector off; orjson: the same with orjson.loads.",
+            "parse: parse_gold + parse_submission.",
+            "ratio: (reading + parse + compute) / baseline. growth: reading + parse + compute against the scale",
+            "ten times smaller. peak: the scorer process's peak RSS, interpreter and libraries included.",
+            "mem/input: (peak - RSS before reading) / input, and the same for the baseline process.",
+            "podium score: the whole `podium score --json` process, start-up included. official, speedup:",
+            "PERFORMANCE.md's official wall time, and its ratio to podium score.",
+        ]
+    )
+
+
+# -- command line --------------------------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scales", default="1,10,100", help="comma-separated copy counts (default 1,10,100)")
+    parser.add_argument("--scorers", default=",".join(SCORERS), help="comma-separated scorer names (default all)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is shown")
+    parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
+    parser.add_argument(
+        "--clock", choices=tuple(CLOCKS), default="wall", help="wall time, or CPU time (steadier on a busy machine)"
+    )
+    parser.add_argument("--workdir", type=Path, help="folder for the generated inputs (default: a temporary one)")
+    parser.add_argument("--profile", type=int, default=0, help="print the N costliest functions of each scorer run")
+    parser.add_argument("--child", choices=("baseline", "scorer"), help=argparse.SUPPRESS)
+    parser.add_argument("--gold", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--submission", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--parser", choices=PARSERS, default="json", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    args.scorers = [s for s in args.scorers.split(",") if s]
+    unknown = sorted(set(args.scorers) - set(SCORERS))
+    if unknown:
+        parser.error(f"unknown scorer(s) {', '.join(unknown)}; known: {', '.join(SCORERS)}")
+    try:
+        args.scales = [int(s) for s in args.scales.split(",") if s]
+    except ValueError:
+        parser.error(f"--scales must be comma-separated integers, not {args.scales!r}")
+    if not args.scales or min(args.scales) < 1 or args.repeat < 1:
+        parser.error("--scales must name positive integers and --repeat must be at least 1")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.child == "baseline":
+        print(json.dumps(child_baseline(args.gold, args.submission, args.parser)))
+        return 0
+    if args.child == "scorer":
+        print(json.dumps(child_scorer(args.scorers[0], args.gold, args.submission, args.profile)))
+        return 0
+    if not (shared_dir() / "data").is_dir():
+        print(f"no release data at {shared_dir() / 'data'} (set PODIUM_SHARED_DIR)", file=sys.stderr)
+        return 2
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"{os.cpu_count()} CPUs, load average {load}; {args.clock} time, {args.repeat} run(s) each\n", flush=True)
+    with tempfile.TemporaryDirectory(prefix="podium-score-bench-") as temporary:
+        bench = Bench(args.workdir or Path(temporary), args.repeat, args.clock, args.profile)
+        for name in args.scorers:
+            title = f"### {name}" if args.markdown else f"== {name} =="
+            if name not in scorer_names():
+                print(f"{title}\n\nskipped: the scorer is not registered\n", flush=True)
+                continue
+            description, measures = bench.scorer(name, sorted(set(args.scales)))
+            table = render(measures, args.markdown)
+            print(f"{title}\n\n1x: {description}.\n\n{table}\n\n{verdict(measures)}\n", flush=True)
+    print(legend(args.clock))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
