@@ -16,6 +16,8 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from app.cli_baselines import baseline_app, baselines_command
+
 app = typer.Typer(
     name="podium",
     help="Podium: a shared-task evaluation server.",
@@ -154,6 +156,8 @@ app.add_typer(db_app, name="db")
 app.add_typer(user_app, name="user")
 app.add_typer(token_app, name="token")
 app.add_typer(competition_app, name="competition")
+app.add_typer(baseline_app, name="baseline")
+app.command("baselines")(baselines_command)
 
 
 def settings_or_fail() -> Any:
@@ -201,27 +205,104 @@ def db_upgrade_command() -> None:
         typer.echo(f"the database is at revision {current_revision(database.engine)}")
 
 
+def load_plugins_or_fail(settings: Any) -> None:
+    """Import the modules of ``PODIUM_PLUGINS`` (extra scorers and baselines), or say which failed."""
+    from app.plugins import PluginError, load_plugins
+
+    try:
+        load_plugins(settings.plugin_modules)
+    except PluginError as exc:
+        fail(str(exc))
+
+
+def check_schema(settings: Any) -> None:
+    """Fail unless the database is reachable and at the newest revision (for ``serve --no-migrate``)."""
+    from alembic.script import ScriptDirectory
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from app.storage.db import Database
+    from app.storage.migrate import alembic_config, current_revision
+
+    database = Database(settings.database_url)
+    try:
+        current = current_revision(database.engine)
+    except SQLAlchemyError as exc:
+        fail(f"cannot reach the database {settings.database_url}: {exc}")
+    finally:
+        database.dispose()
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if current != head:
+        fail(f"the database is at revision {current or 'none'}, not {head}: run `podium db upgrade` first")
+
+
 @app.command("serve")
 def serve_command(
     host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
+    no_migrate: Annotated[
+        bool, typer.Option("--no-migrate", help="Do not migrate; refuse to start unless `podium db upgrade` ran.")
+    ] = False,
 ) -> None:
-    """Apply the migrations, resume waiting scoring jobs and serve the API (scoring runs in this process)."""
+    """Apply the migrations, resume waiting jobs and serve the API. Scoring runs in this process, or,
+    with PODIUM_BROKER_URL, in `podium worker` processes (this one then only sends jobs and sweeps)."""
     import uvicorn
 
     from app.main import create_app
 
     settings = settings_or_fail()
-    with open_database(settings):
-        pass
+    load_plugins_or_fail(settings)
+    if no_migrate:
+        check_schema(settings)
+    else:
+        with open_database(settings):
+            pass
     try:
         application = create_app(settings)
     except ValueError as exc:
         fail(str(exc))
     shown = f"[{host}]" if ":" in host else host
     typer.echo(f"Podium is serving at http://{shown}:{port}/ (API: /api/v1, documentation: /docs)")
+    if settings.broker_url:
+        typer.echo("Jobs go to the broker of PODIUM_BROKER_URL; `podium worker` processes run them.")
     sys.stdout.flush()
     uvicorn.run(application, host=host, port=port, log_level="info")
+
+
+@app.command("worker")
+def worker_command(
+    queues: Annotated[
+        str, typer.Option("--queues", help="Queues to take jobs from, comma-separated: scoring, gpu.")
+    ] = "scoring",
+    concurrency: Annotated[
+        int | None,
+        typer.Option("--concurrency", min=1, help="Jobs at a time (default: one per CPU; 1 with the gpu queue)."),
+    ] = None,
+    ping: Annotated[
+        bool, typer.Option("--ping", help="Only check: exit 0 if a worker on this machine answers a ping, else 1.")
+    ] = False,
+    loglevel: Annotated[str, typer.Option("--loglevel", help="debug, info, warning or error.")] = "info",
+) -> None:
+    """Run a worker of the distributed mode: jobs from the broker of PODIUM_BROKER_URL, and the sweeper."""
+    from app.worker import run
+
+    settings = settings_or_fail()
+    if not settings.broker_url:
+        fail("PODIUM_BROKER_URL is not set: workers take their jobs from a Redis or RabbitMQ broker")
+    if ping:
+        try:
+            nodes = run.ping_local(settings, timeout=settings.broker_timeout_seconds)
+        except Exception as exc:  # whatever the broker's client raises: the check failed
+            fail(f"cannot reach the broker: {type(exc).__name__}: {exc}", code=1)
+        if not nodes:
+            fail("no worker on this machine answered the ping", code=1)
+        typer.echo(f"answered: {', '.join(nodes)}")
+        return
+    try:
+        names = run.parse_queues(queues)
+    except ValueError as exc:
+        fail(str(exc))
+    load_plugins_or_fail(settings)
+    raise typer.Exit(run.run_worker(settings, names, concurrency, loglevel.lower()))
 
 
 def read_password() -> str:

@@ -37,7 +37,35 @@ class Settings(BaseSettings):
     max_bundle_bytes: int = Field(
         default=500 * MB, gt=0, description="Largest competition bundle accepted over the API."
     )
-    broker_url: str = Field(default="", description="Celery broker URL; empty runs scoring jobs in the server process.")
+    broker_url: str = Field(
+        default="",
+        description="Celery broker URL (`redis://...` or `amqp://...`); empty runs scoring jobs in the server process.",
+    )
+    queue_prefix: str = Field(
+        default="",
+        description="Prefix of the broker's queue names, so that several Podium instances can share one broker.",
+    )
+    broker_timeout_seconds: float = Field(
+        default=3.0, gt=0, description="How long sending a job or checking the broker may wait for the broker."
+    )
+    sweep_seconds: float = Field(
+        default=15.0, gt=0, description="How often each worker and web process looks for jobs to send again."
+    )
+    requeue_after_seconds: float = Field(
+        default=300.0, gt=0, description="A job still queued this long after its message was sent is sent again."
+    )
+    transient_retries: int = Field(
+        default=5, ge=0, description="Retries of a job step after a transient error (database unreachable)."
+    )
+    transient_backoff_seconds: float = Field(
+        default=1.0, gt=0, description="Wait before the first retry; doubled for each further one."
+    )
+    transient_backoff_max_seconds: float = Field(
+        default=30.0, gt=0, description="Longest wait between two retries after a transient error."
+    )
+    plugins: str = Field(
+        default="", description="Comma-separated Python modules imported at start (they register extra scorers)."
+    )
     workers: int = Field(
         default=2, ge=0, description="Threads of the embedded scoring pool (0: do not score in this process)."
     )
@@ -57,6 +85,11 @@ class Settings(BaseSettings):
         default=True, description="Whether anyone may create an account (`POST /api/v1/users`)."
     )
     gold_cache_size: int = Field(default=8, ge=0, description="Parsed gold files kept in memory per process.")
+
+    @property
+    def plugin_modules(self) -> tuple[str, ...]:
+        """The modules named by ``plugins``, in order."""
+        return tuple(name.strip() for name in self.plugins.split(",") if name.strip())
 
 
 def load_settings() -> Settings:

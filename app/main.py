@@ -1,13 +1,14 @@
 """The application factory: ``create_app(settings)`` builds the FastAPI app; nothing happens at import.
 
 In the embedded mode (no ``broker_url``) the app's lifespan starts the scoring pool, which first
-resumes every submission left queued or interrupted in the database.
+resumes every submission left queued or interrupted in the database. In the distributed mode the
+app sends jobs to Celery and runs only the sweeper (``app.worker.sweeper``); workers score.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -15,7 +16,7 @@ from fastapi import FastAPI
 from app.config import Settings
 from app.services.gold import GoldCache
 from app.storage.db import Database
-from app.web import errors, pages
+from app.web import errors, ops, pages
 from app.web.api import router as api_router
 from app.web.state import AppState
 from app.worker.embedded import EmbeddedPool
@@ -28,27 +29,19 @@ VERSION = "0.1.0"
 
 def create_app(settings: Settings) -> FastAPI:
     """A ready-to-serve app on ``settings`` (the database must be migrated already)."""
-    if settings.broker_url:
-        raise ValueError(
-            "PODIUM_BROKER_URL is set, but this version runs scoring jobs only in the server process; unset it"
-        )
     state = AppState(
         settings=settings, db=Database(settings.database_url), gold_cache=GoldCache(settings.gold_cache_size)
     )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        pool: EmbeddedPool | None = None
-        if settings.workers > 0:
-            pool = EmbeddedPool(JobContext(state.db, settings, state.gold_cache), settings.workers)
-            pool.start()
-            state.queue = pool
+        stop = _start_distributed(state) if settings.broker_url else _start_embedded(state)
         try:
             yield
         finally:
             state.queue = None
-            if pool is not None:
-                pool.stop()
+            state.broker = None
+            stop()
             state.db.dispose()
 
     app = FastAPI(
@@ -60,5 +53,34 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.podium = state
     errors.install(app)
     app.include_router(api_router)
+    ops.install(app, state)
     pages.install(app, state)
     return app
+
+
+def _start_embedded(state: AppState) -> Callable[[], None]:
+    """The in-process scoring pool (none with ``workers=0``); returns how to stop it."""
+    if state.settings.workers == 0:
+        return lambda: None
+    pool = EmbeddedPool(JobContext(state.db, state.settings, state.gold_cache), state.settings.workers)
+    pool.start()
+    state.queue = pool
+    return pool.stop
+
+
+def _start_distributed(state: AppState) -> Callable[[], None]:
+    """Jobs go to Celery; this process only sweeps. Nothing connects to the broker until a send."""
+    from app.worker.celery_app import make_celery
+    from app.worker.celery_queue import CeleryQueue
+    from app.worker.sweeper import Sweeper
+
+    queue = CeleryQueue(make_celery(state.settings), state.db, state.settings)
+    sweeper = Sweeper(state.db, queue.send, state.settings)
+    state.queue = state.broker = queue
+    sweeper.start()
+
+    def stop() -> None:
+        sweeper.stop()
+        queue.close()
+
+    return stop

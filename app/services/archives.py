@@ -21,7 +21,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.services.access import require_organizer
-from app.services.board_cache import compute_snapshot, generation
+from app.services.board_cache import compute_snapshot
+from app.services.board_changes import generation
 from app.services.results import current_scores, describe
 from app.storage.blobs import read_blob
 from app.storage.models import Phase, Submission, Team, User

@@ -1,21 +1,24 @@
 """Leaderboards cached per phase and per class of viewer, dropped as soon as a result changes.
 
-Ranking a phase with thousands of submissions takes tens of milliseconds; serving the same bytes
-again takes microseconds. A ``BoardSnapshot`` is what ``app.services.leaderboards`` computes (the
+Ranking a phase with thousands of submissions takes most of a second; serving the same bytes again
+takes microseconds. A ``BoardSnapshot`` is what ``app.services.leaderboards`` computes (the
 candidates, ranked with the phase's rules, numbers only where the viewer may see them), plus what
 pages and exports derive from it (JSON, CSV, a chart), each made once per snapshot.
 
-When a snapshot is stale:
+When a snapshot is stale (see ``app.services.board_changes``):
 
-* In this process, at once: every session that writes a score, or changes a submission, phase,
-  task, competition or team, bumps a process-wide generation when it commits (the listeners below;
-  scoring jobs of the embedded pool run in the server process, so a score that lands invalidates
-  every snapshot before the next request). A snapshot made at an older generation is recomputed.
-  The generation is read before the snapshot's transaction starts, so a commit racing with the
-  computation can only make the snapshot look older than it is, never newer.
-* Written by another process (a second web process, a command): after ``max_age`` seconds at
-  most. That is the only staleness there is, and it never reveals anything early: a hidden phase
-  is only ever revealed, never hidden again, so a stale public snapshot hides more, not less.
+* A commit of this process changed what boards are computed from (a score landed, a choice, a
+  reveal): at once, before the next request is answered. The generation is read before the
+  snapshot's transaction starts, so a commit racing with the computation can only make the
+  snapshot look older than it is, never newer.
+* Another process wrote (a Celery worker of the distributed mode, a second web process, a
+  command): within ``check_every`` seconds (2 by default), when the phase's fingerprint no longer
+  matches. Checking costs one small query; only a real change costs a new ranking.
+* Anything else: after ``max_age`` seconds (5 minutes by default).
+
+Requests never wait for a check: while one request checks or refreshes a snapshot that is only
+old, the others are served the snapshot they would have had a moment before. Staleness never
+reveals anything early: a hidden phase is only ever revealed, never hidden again.
 
 Two classes of viewer share snapshots: the public (anyone who does not organize the competition)
 and the competition's organizers, who also see a hidden phase's numbers.
@@ -28,87 +31,22 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import chain
 from typing import Any, Literal, cast
 
-from sqlalchemy import event, select
-from sqlalchemy.orm import ORMExecuteState, Session, UOWTransaction
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from app.services import competitions, leaderboards
 from app.services.access import is_organizer
+from app.services.board_changes import fingerprint, generation
 from app.services.errors import NotFound
 from app.storage.db import Database
-from app.storage.models import Competition, Phase, Score, Submission, Task, Team, User
+from app.storage.models import Competition, Phase, User
 from leaderboard.ranking import Candidate, Entry, Rules, Selection, rank
 from scorers import scorer_class
 
 PhaseRef = tuple[str, str, str]
 Viewers = Literal["public", "organizers"]
-
-# -- the generation: bumped by every commit that may change a leaderboard ---------------------------
-
-_WATCHED: tuple[type[Any], ...] = (Score, Submission, Phase, Task, Competition, Team)
-_DIRTY = "podium_boards_dirty"
-
-
-class _Generation:
-    """A process-wide counter; thread-safe."""
-
-    def __init__(self) -> None:
-        self._value = 0
-        self._lock = threading.Lock()
-
-    @property
-    def value(self) -> int:
-        return self._value
-
-    def bump(self) -> None:
-        with self._lock:
-            self._value += 1
-
-
-generation = _Generation()
-
-
-def _changes_boards(obj: object, *, new: bool) -> bool:
-    # A new submission is queued and unranked, and a new team has no submission: neither changes a
-    # board. A new score does, and so does any change to the rows a board is computed from.
-    if isinstance(obj, Score):
-        return True
-    return isinstance(obj, _WATCHED) and not new
-
-
-@event.listens_for(Session, "after_flush")
-def _note_flush(session: Session, flush_context: UOWTransaction) -> None:
-    new = (obj for obj in session.new if _changes_boards(obj, new=True))
-    changed = (obj for obj in chain(session.dirty, session.deleted) if _changes_boards(obj, new=False))
-    if next(chain(new, changed), None) is not None:
-        session.info[_DIRTY] = True
-
-
-@event.listens_for(Session, "do_orm_execute")
-def _note_statement(state: ORMExecuteState) -> None:
-    # Bulk statements (``session.execute(update(Submission)...)``) do not go through the flush.
-    if not (state.is_update or state.is_delete or state.is_insert):
-        return
-    mapper = state.bind_mapper
-    if mapper is not None and issubclass(mapper.class_, _WATCHED):
-        state.session.info[_DIRTY] = True
-
-
-@event.listens_for(Session, "after_commit")
-def _bump_on_commit(session: Session) -> None:
-    if session.in_nested_transaction():  # a savepoint was released; the real commit comes later
-        return
-    if session.info.pop(_DIRTY, False):
-        generation.bump()
-
-
-@event.listens_for(Session, "after_rollback")
-def _forget_on_rollback(session: Session) -> None:
-    if not session.in_nested_transaction():
-        session.info.pop(_DIRTY, None)
-
 
 # -- snapshots ---------------------------------------------------------------------------------------
 
@@ -180,7 +118,11 @@ class BoardSnapshot:
     #: Every candidate with numbers this class may see (the chart of scores over time uses them).
     candidates: tuple[Candidate, ...]
     generation: int
+    #: ``board_changes.fingerprint`` of the phase, read before the candidates.
+    fingerprint: tuple[Any, ...]
     made_at: float
+    #: When the fingerprint was last found unchanged (``time.monotonic()``).
+    checked_at: float
     _derived: dict[str, Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -195,6 +137,10 @@ class BoardSnapshot:
                 self._derived[name] = build()
             return self._derived[name]
 
+    def peek(self, name: str) -> Any | None:
+        """What ``derived`` made under ``name``, or ``None`` if it was not made yet."""
+        return self._derived.get(name)
+
     def entry_for(self, submission_id: int) -> Entry | None:
         """The entry whose counting submission this is, if any."""
         return next((e for e in self.entries if e.candidate.submission_id == submission_id), None)
@@ -202,9 +148,11 @@ class BoardSnapshot:
 
 def compute_snapshot(session: Session, phase: Phase, viewers: Viewers, generation_at_start: int) -> BoardSnapshot:
     """Rank the phase as ``viewers`` see it (the numbers and rules of ``app.services.leaderboards``)."""
+    seen = fingerprint(session, phase.id)
     described = scorer_class(phase.task.scorer).describe()
     rules = Rules.from_description(described, select=cast(Selection, phase.selection))
     hidden = viewers == "public" and not phase.metrics_public
+    now = time.monotonic()
     found: list[Candidate] = []
     if not hidden:
         breakdowns = tuple(described.get("leaderboard_breakdowns", ()))
@@ -218,15 +166,18 @@ def compute_snapshot(session: Session, phase: Phase, viewers: Viewers, generatio
         entries=tuple(rank(found, rules)),
         candidates=tuple(c for c in found if c.rankable),
         generation=generation_at_start,
-        made_at=time.monotonic(),
+        fingerprint=seen,
+        made_at=now,
+        checked_at=now,
     )
 
 
 class BoardCache:
     """Snapshots keyed by phase (its slugs) and class of viewer; thread-safe, one computation per miss."""
 
-    def __init__(self, db: Database, *, max_age: float = 5.0) -> None:
+    def __init__(self, db: Database, *, check_every: float = 2.0, max_age: float = 300.0) -> None:
         self.db = db
+        self.check_every = check_every
         self.max_age = max_age
         self._snapshots: dict[tuple[PhaseRef, Viewers], BoardSnapshot] = {}
         self._locks: dict[tuple[PhaseRef, Viewers], threading.Lock] = {}
@@ -241,15 +192,33 @@ class BoardCache:
             raise NotFound(f"there is no competition {competition!r}")
         return "organizers" if is_organizer(session, viewer, competition_id) else "public"
 
-    def _fresh(self, snapshot: BoardSnapshot | None) -> bool:
+    def _current(self, snapshot: BoardSnapshot | None) -> bool:
+        """No commit of this process has changed anything since, and the snapshot is not too old."""
         return (
             snapshot is not None
             and snapshot.generation == generation.value
             and time.monotonic() - snapshot.made_at < self.max_age
         )
 
+    def _fresh(self, snapshot: BoardSnapshot | None) -> bool:
+        return (
+            self._current(snapshot)
+            and snapshot is not None
+            and time.monotonic() - snapshot.checked_at < self.check_every
+        )
+
+    def peek(self, ref: PhaseRef, viewers: Viewers) -> BoardSnapshot | None:
+        """The snapshot if it is fresh, else ``None``; never waits and never reads the database."""
+        snapshot = self._snapshots.get((ref, viewers))
+        return snapshot if self._fresh(snapshot) else None
+
     def get(self, ref: PhaseRef, viewers: Viewers) -> BoardSnapshot:
-        """The phase's snapshot for this class of viewer, recomputed if it is stale."""
+        """The phase's snapshot for this class of viewer, checked or recomputed when it is due.
+
+        Concurrent misses of one key compute once; the others wait for that result. A snapshot due
+        for a check (nothing changed in this process) is still served to the others while one
+        request checks it.
+        """
         key = (ref, viewers)
         snapshot = self._snapshots.get(key)
         if self._fresh(snapshot):
@@ -257,17 +226,35 @@ class BoardCache:
             return snapshot
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
-        with lock:  # concurrent misses of one key compute once; the others take its result
+        due_for_check = self._current(snapshot)
+        if due_for_check and not lock.acquire(blocking=False):
+            assert snapshot is not None
+            return snapshot
+        if not due_for_check:
+            lock.acquire()
+        try:
             snapshot = self._snapshots.get(key)
             if self._fresh(snapshot):
                 assert snapshot is not None
                 return snapshot
             at_start = generation.value
             with self.db.session(read_only=True) as session:
+                unchanged = (
+                    snapshot is not None
+                    and self._current(snapshot)
+                    and snapshot.generation == at_start
+                    and fingerprint(session, snapshot.facts.id) == snapshot.fingerprint
+                )
+                if unchanged:
+                    assert snapshot is not None
+                    snapshot.checked_at = time.monotonic()
+                    return snapshot
                 phase = competitions.get_phase(session, *ref)
                 snapshot = compute_snapshot(session, phase, viewers, at_start)
             self._snapshots[key] = snapshot
             return snapshot
+        finally:
+            lock.release()
 
     def for_viewer(self, ref: PhaseRef, viewer: User | None) -> BoardSnapshot:
         """The snapshot ``viewer`` may see."""
@@ -276,6 +263,15 @@ class BoardCache:
         with self.db.session(read_only=True) as session:
             viewers = self.viewers_of(session, viewer, ref[0])
         return self.get(ref, viewers)
+
+    def api_leaderboard(self, session: Session, viewer: User | None, phase: Phase) -> dict[str, Any]:
+        """``leaderboards.leaderboard(session, viewer, phase)``, computed once per snapshot: what the
+        JSON API answers is the same for every viewer of one class."""
+        task = phase.task
+        ref = (task.competition.slug, task.slug, phase.slug)
+        snapshot = self.get(ref, self.viewers_of(session, viewer, ref[0]))
+        board: dict[str, Any] = snapshot.derived("api", lambda: leaderboards.leaderboard(session, viewer, phase))
+        return board
 
     def snapshots(self) -> Iterator[BoardSnapshot]:
         """Every snapshot held now (for tests and diagnostics)."""

@@ -5,7 +5,8 @@ in ``session.info`` until the transaction commits, then goes to the ``JobQueue``
 the session put in ``session.info["queue"]`` (the embedded pool, or Celery in distributed mode); a
 rollback drops it. So a worker never looks for a row that was not committed, and a refused request
 leaves no job behind. If no queue is attached, or the process dies between commit and enqueue, the
-row stays ``queued`` in the database and the sweeper finds it.
+row stays ``queued`` in the database and the sweeper finds it. A queue with a ``note_sending(session,
+jobs)`` method is called with the jobs just before the commit, inside the transaction.
 """
 
 from __future__ import annotations
@@ -33,6 +34,16 @@ class JobQueue(Protocol):
 def enqueue_after_commit(session: Session, job: str, *args: int) -> None:
     """Send ``job(*args)`` to the session's queue once the current transaction commits."""
     session.info.setdefault(_PENDING, []).append((job, args))
+
+
+@event.listens_for(Session, "before_commit")
+def _note_pending(session: Session) -> None:
+    # A queue may note in the very transaction that its jobs are about to be sent (the distributed
+    # queue stamps each row's ``enqueued_at``, so that no sweeper sends it a second time).
+    pending: list[tuple[str, tuple[int, ...]]] = session.info.get(_PENDING, [])
+    note = getattr(session.info.get(QUEUE_KEY), "note_sending", None)
+    if pending and note is not None:
+        note(session, pending)
 
 
 @event.listens_for(Session, "after_commit")

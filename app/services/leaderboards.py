@@ -24,6 +24,11 @@ def _rules(phase: Phase) -> tuple[Rules, dict[str, Any]]:
     return Rules.from_description(described, select=cast(Selection, phase.selection)), described
 
 
+def _baseline_system(name: str | None, version: str | None) -> str:
+    """A baseline's entry is its system and version ("svident-tfidf-lr 1"): each version ranks on its own."""
+    return " ".join(part for part in (name, version) if part)
+
+
 def candidates(session: Session, phase: Phase, *, with_columns: tuple[str, ...] = ()) -> list[Candidate]:
     """Every submission of the phase as the ranking sees it (with numbers; visibility is the caller's)."""
     newest = (
@@ -45,6 +50,7 @@ def candidates(session: Session, phase: Phase, *, with_columns: tuple[str, ...] 
             Submission.status,
             Submission.is_baseline,
             Submission.baseline_name,
+            Submission.baseline_version,
             Submission.chosen,
             Team.name,
             *score_columns,
@@ -68,7 +74,7 @@ def candidates(session: Session, phase: Phase, *, with_columns: tuple[str, ...] 
                 submission_id=row.id,
                 team_id=row.team_id if row.team_id is not None else "baseline",
                 team=(row.baseline_name or "baseline") if baseline else (row.name or ""),
-                system=(row.baseline_name or "") if baseline else row.method_name,
+                system=_baseline_system(row.baseline_name, row.baseline_version) if baseline else row.method_name,
                 submitted_at=row.created_at,
                 status=ranked_status,
                 metrics=metrics,

@@ -17,8 +17,10 @@ from sqlalchemy.orm import Session, undefer
 from app.services.access import is_organizer, require_organizer, require_user
 from app.services.errors import Conflict, Forbidden, NotFound
 from app.services.jobs import SCORE_SUBMISSION, enqueue_after_commit
+from app.services.queue_stats import QueuePlace, queue_places
 from app.services.teams import team_of
 from app.storage.models import Competition, Phase, Score, Submission, Task, Team, User
+from app.storage.types import utcnow
 
 
 def current_scores(
@@ -68,8 +70,10 @@ def describe(
     organizer: bool,
     team_name: str | None,
     detail: bool = False,
+    place: QueuePlace | None = None,
 ) -> dict[str, Any]:
-    """The submission as the API shows it to this viewer (numbers only where they may be seen)."""
+    """The submission as the API shows it to this viewer (numbers only where they may be seen);
+    ``place`` is its place in the queue while it is queued (``queue_stats.queue_places``)."""
     task = phase.task
     visible = organizer or phase.metrics_public
     out: dict[str, Any] = {
@@ -92,6 +96,8 @@ def describe(
         "metrics_hidden": score is not None and not visible,
         "metrics": dict(score.metrics) if score is not None and visible else None,
         "scorer": {"name": score.scorer, "version": score.scorer_version} if score is not None else None,
+        "queue_position": place.position if place is not None else None,
+        "estimated_scored_at": place.estimated_scored_at if place is not None else None,
     }
     if detail:
         out["breakdown"] = score.breakdown if score is not None and visible else None
@@ -123,7 +129,8 @@ def show(session: Session, user: User | None, submission_id: int) -> dict[str, A
     team = session.get(Team, submission.team_id) if submission.team_id is not None else None
     organizer = is_organizer(session, user, competition.id)
     team_name = team.name if team else None
-    return describe(submission, score, phase=phase, organizer=organizer, team_name=team_name, detail=True)
+    place = queue_places(session, [submission], utcnow()).get(submission.id)
+    return describe(submission, score, phase=phase, organizer=organizer, team_name=team_name, detail=True, place=place)
 
 
 def list_for_phase(
@@ -145,18 +152,39 @@ def list_for_phase(
         query = query.where(Submission.team_id == team.id)
     rows = session.execute(query.order_by(Submission.created_at.desc(), Submission.id.desc())).all()
     scores = current_scores(session, (s.id for s, _ in rows))
-    return [describe(s, scores.get(s.id), phase=phase, organizer=organizer, team_name=name) for s, name in rows]
+    places = queue_places(session, [s for s, _ in rows], utcnow())
+    return [
+        describe(s, scores.get(s.id), phase=phase, organizer=organizer, team_name=name, place=places.get(s.id))
+        for s, name in rows
+    ]
 
 
-def _queue_rescore(session: Session, submission: Submission) -> None:
-    submission.scoring_round += 1
-    submission.status = "queued"
-    submission.attempts = 0
-    submission.participant_message = ""
-    submission.organizer_message = ""
-    submission.lease_expires_at = None
-    session.flush()
-    enqueue_after_commit(session, SCORE_SUBMISSION, submission.id)
+RESCORABLE = ("scored", "failed")
+
+
+def _queue_rescore(session: Session, submission_id: int) -> bool:
+    """Open the submission's next scoring round unless it is queued or running; returns whether it did.
+
+    A compare-and-set on the row, not a read then a write: two organizers rescoring at once (on
+    PostgreSQL both would read the same round) must open one round, not two answers for one round.
+    """
+    result = session.execute(
+        update(Submission)
+        .where(Submission.id == submission_id, Submission.status.in_(RESCORABLE))
+        .values(
+            scoring_round=Submission.scoring_round + 1,
+            status="queued",
+            attempts=0,
+            participant_message="",
+            organizer_message="",
+            lease_expires_at=None,
+        )
+        .execution_options(synchronize_session=False)
+    )
+    if getattr(result, "rowcount", 0) != 1:
+        return False
+    enqueue_after_commit(session, SCORE_SUBMISSION, submission_id)
+    return True
 
 
 def rescore(session: Session, user: User | None, submission_id: int) -> Submission:
@@ -165,20 +193,18 @@ def rescore(session: Session, user: User | None, submission_id: int) -> Submissi
     if submission is None:
         raise NotFound(f"there is no submission {submission_id}")
     require_organizer(session, user, _context(session, submission)[2])
-    if submission.status in ("queued", "running"):
+    queued = _queue_rescore(session, submission_id)
+    session.refresh(submission)
+    if not queued:
         raise Conflict(f"submission {submission_id} is {submission.status}; rescore it once it is scored or failed")
-    _queue_rescore(session, submission)
     return submission
 
 
 def rescore_phase(session: Session, user: User | None, phase: Phase) -> int:
     """Rescore every scored or failed submission of the phase; returns how many were queued."""
     require_organizer(session, user, phase.task.competition)
-    query = select(Submission).where(Submission.phase_id == phase.id, Submission.status.in_(("scored", "failed")))
-    submissions = list(session.scalars(query))
-    for submission in submissions:
-        _queue_rescore(session, submission)
-    return len(submissions)
+    query = select(Submission.id).where(Submission.phase_id == phase.id, Submission.status.in_(RESCORABLE))
+    return sum(_queue_rescore(session, submission_id) for submission_id in list(session.scalars(query)))
 
 
 def choose(session: Session, user: User | None, submission_id: int) -> Submission:

@@ -187,6 +187,7 @@ def record_failure(
             Submission.id == found.submission_id,
             Submission.scoring_round == found.round,
             Submission.status == "running",
+            Submission.attempts == found.attempt,  # not a later attempt that took over an expired lease
         )
         .values(
             status="failed",
@@ -198,6 +199,32 @@ def record_failure(
         )
         .execution_options(synchronize_session=False)
     )
+
+
+def give_up(
+    session: Session,
+    submission_id: int,
+    *,
+    now: datetime,
+    organizer_message: str,
+    participant_message: str = PLATFORM_FAILURE,
+) -> bool:
+    """Fail a submission that could not even be claimed (the database kept failing): ``failed``, the
+    two messages, the quota given back. Only a ``queued`` one: a running one belongs to its worker."""
+    result = session.execute(
+        update(Submission)
+        .where(Submission.id == submission_id, Submission.status == "queued")
+        .values(
+            status="failed",
+            finished_at=now,
+            lease_expires_at=None,
+            participant_message=participant_message,
+            organizer_message=organizer_message[:20_000],
+            quota_refunded=True,
+        )
+        .execution_options(synchronize_session=False)
+    )
+    return getattr(result, "rowcount", 0) == 1
 
 
 def waiting(session: Session, now: datetime) -> list[int]:

@@ -88,8 +88,11 @@ def describe_size(n: int) -> str:
 
 
 def too_large(limit: int, size: int | None = None) -> UploadTooLarge:
-    got = f"The file is {describe_size(size)}; " if size is not None else "The upload is too large; "
-    return UploadTooLarge(f"{got}this phase accepts files of at most {describe_size(limit)}.", limit=limit)
+    shown_size, shown_limit = describe_size(size or 0), describe_size(limit)
+    if shown_size == shown_limit:  # just over the limit: rounded, both would read "2.0 MB"
+        shown_size, shown_limit = f"{size:,} bytes", f"{limit:,} bytes"
+    got = f"The file is {shown_size}; " if size is not None else "The upload is too large; "
+    return UploadTooLarge(f"{got}this phase accepts files of at most {shown_limit}.", limit=limit)
 
 
 def check_open(phase: Phase, now: datetime) -> None:

@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
 from app.services import users
 from app.services.access import require_user
+from app.services.errors import InvalidInput
 from app.services.jobs import QUEUE_KEY
 from app.storage.models import User
 from app.web.state import AppState
@@ -61,6 +62,25 @@ def get_optional_user(
 
 def get_current_user(user: Annotated[User | None, Depends(get_optional_user)]) -> User:
     return require_user(user)
+
+
+#: A row id in a path. Ids are 32-bit SQL integers (PostgreSQL's ``integer``), so a larger number would
+#: reach the database and fail there (an error, not an answer); it is refused as invalid input instead.
+RowId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+
+
+def refuse_nul_characters(request: Request) -> None:
+    """Refuse a NUL character in the path or the query: no text column holds one (PostgreSQL refuses it
+    even in a comparison), so a lookup by such a name would fail inside the database."""
+    parameters = [("path", name, str(value)) for name, value in request.path_params.items()]
+    parameters += [("query", name, value) for name, value in request.query_params.multi_items()]
+    problems = [
+        {"where": f"{place}.{name}", "message": "contains a NUL character"}
+        for place, name, value in parameters
+        if "\x00" in value
+    ]
+    if problems:
+        raise InvalidInput("the request was refused", problems)
 
 
 OptionalUser = Annotated[User | None, Depends(get_optional_user)]

@@ -3,17 +3,22 @@ plus ``problems`` (each naming its place) for refused input."""
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DisconnectionError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 
 from app.services.bundles import BundleError
-from app.services.errors import NotAuthenticated, QuotaExhausted, ServiceError
+from app.services.errors import NotAuthenticated, QuotaExhausted, ServiceError, UploadTooLarge
 from app.storage.types import utcnow
+
+log = logging.getLogger(__name__)
 
 _HTTP_CODES = {
     400: "bad_request",
@@ -33,6 +38,10 @@ def _service_error(request: Request, exc: Exception) -> JSONResponse:
         headers["WWW-Authenticate"] = "Bearer"
     if isinstance(exc, QuotaExhausted) and exc.resets_at is not None:
         headers["Retry-After"] = str(max(1, math.ceil((exc.resets_at - utcnow()).total_seconds())))
+    if isinstance(exc, UploadTooLarge):
+        # The rest of the body was not read: closing the connection stops the client from sending it,
+        # where keeping it alive would make the server read and discard the whole of it first.
+        headers["Connection"] = "close"
     return JSONResponse(exc.to_dict(), status_code=exc.status, headers=headers)
 
 
@@ -65,8 +74,25 @@ def _http_error(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+#: Seconds a client is asked to wait when the database cannot be reached.
+DATABASE_RETRY_AFTER = 5
+
+
+def _database_error(request: Request, exc: Exception) -> JSONResponse:
+    # The request's transaction was rolled back (``deps.get_session``): nothing of it remains.
+    log.warning("%s %s: the database is unavailable: %s", request.method, request.url.path, exc)
+    body = {
+        "error": "database_unavailable",
+        "detail": "The database cannot be reached right now, so nothing was changed; please try again shortly.",
+    }
+    return JSONResponse(body, status_code=503, headers={"Retry-After": str(DATABASE_RETRY_AFTER)})
+
+
 def install(app: FastAPI) -> None:
     app.add_exception_handler(ServiceError, _service_error)
     app.add_exception_handler(BundleError, _bundle_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)
+    # Unreachable, too slow (lock or statement timeout), or no free connection in the pool.
+    for database_error in (OperationalError, DisconnectionError, PoolTimeout):
+        app.add_exception_handler(database_error, _database_error)

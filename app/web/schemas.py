@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
+
+#: Text a client sends: anything but NUL, which no text column holds (PostgreSQL refuses it).
+Text = Annotated[str, Field(pattern=r"^[^\x00]*$")]
 
 
 class Problem(BaseModel):
@@ -136,6 +139,12 @@ class SubmissionOut(BaseModel):
     metrics_hidden: bool = Field(description="true when scored but the phase's numbers are not public yet")
     metrics: dict[str, float] | None
     scorer: ScorerRef | None
+    queue_position: int | None = Field(
+        None, description="while queued: its place in the scoring queue (1: next), else null"
+    )
+    estimated_scored_at: datetime | None = Field(
+        None, description="while queued: when it will probably be scored, from the recent pace (null: no pace yet)"
+    )
     breakdown: dict[str, Any] | None = None
     organizer: OrganizerView | None = None
     quota: QuotaOut | None = None
@@ -180,9 +189,9 @@ class LeaderboardOut(BaseModel):
 
 
 class UserCreate(BaseModel):
-    name: str = Field(examples=["ada"])
-    password: str
-    email: str | None = None
+    name: Text = Field(examples=["ada"])
+    password: Text
+    email: Text | None = None
 
 
 class UserOut(BaseModel):
@@ -193,9 +202,9 @@ class UserOut(BaseModel):
 
 
 class TokenCreate(BaseModel):
-    name: str = Field(description="user name")
-    password: str
-    label: str = Field("", description="a note to tell your tokens apart")
+    name: Text = Field(description="user name")
+    password: Text
+    label: Text = Field("", description="a note to tell your tokens apart")
 
 
 class TokenOut(BaseModel):
@@ -204,11 +213,11 @@ class TokenOut(BaseModel):
 
 
 class TeamCreate(BaseModel):
-    name: str
+    name: Text
 
 
 class TeamJoin(BaseModel):
-    invite_code: str
+    invite_code: Text
 
 
 class TeamOut(BaseModel):

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from app.config import Settings
 from app.services.gold import GoldCache
 from app.services.jobs import JobQueue
 from app.services.submissions import Limits
 from app.storage.db import Database
+
+
+class Broker(Protocol):
+    """What the web tier asks of the message broker in the distributed mode (``/readyz``, ``/metrics``)."""
+
+    def check(self) -> None:
+        """Raise if the broker cannot be reached (within a short timeout)."""
+
+    def queue_lengths(self) -> dict[str, int]:
+        """Messages waiting per queue."""
 
 
 @dataclass
@@ -18,6 +29,8 @@ class AppState:
     gold_cache: GoldCache
     #: Where committed jobs go; ``None`` until a pool is started (jobs then wait in the database).
     queue: JobQueue | None = None
+    #: The broker of the distributed mode; ``None`` in the embedded mode.
+    broker: Broker | None = None
 
     @property
     def limits(self) -> Limits:

@@ -90,4 +90,15 @@ async def read_form(request: Request, *, file_limit: int, too_large: TooLarge) -
                 fields[name] = value
     finally:
         await form.close()
+    # No text column holds a NUL character (PostgreSQL refuses it), and none belongs in a name or a description.
+    problems = [
+        {"where": name, "message": "contains a NUL character"} for name, value in fields.items() if "\x00" in value
+    ]
+    problems += [
+        {"where": name, "message": "the file name contains a NUL character"}
+        for name, (filename, _) in files.items()
+        if "\x00" in filename
+    ]
+    if problems:
+        raise InvalidInput("the form was refused", problems)
     return Form(fields, files)

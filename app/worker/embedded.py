@@ -4,6 +4,8 @@ It is a ``JobQueue``: committed jobs arrive through ``enqueue``. A sweeper threa
 database every few seconds for submissions that wait without a job here (queued while no pool ran,
 or interrupted by a crash and now past their lease) and enqueues them; so after a restart every
 queued and interrupted submission is resumed. A job already waiting or running is not queued twice.
+Baseline runs (the ``gpu`` queue of the distributed mode) have a lane of their own with one thread,
+so a long run never holds up scoring; the sweeper resumes them too.
 """
 
 from __future__ import annotations
@@ -12,11 +14,15 @@ import logging
 import queue
 import threading
 
+from app.services.baseline_runs import RUN_BASELINE
+from app.worker.baseline_job import resume_runs
 from app.worker.jobs import JobContext, resume, run_job
 
 log = logging.getLogger(__name__)
 
 _STOP = ("", ())
+#: Jobs that run in the one-thread lane (the ``gpu`` queue of the distributed mode).
+GPU_JOBS = frozenset({RUN_BASELINE})
 
 
 class EmbeddedPool:
@@ -27,8 +33,9 @@ class EmbeddedPool:
             raise ValueError("the embedded pool needs at least one worker thread")
         self.ctx = ctx
         self.workers = workers
-        self.sweep_seconds = sweep_seconds if sweep_seconds is not None else max(1.0, ctx.settings.lease_seconds / 4)
+        self.sweep_seconds = sweep_seconds if sweep_seconds is not None else ctx.settings.sweep_seconds
         self._queue: queue.Queue[tuple[str, tuple[int, ...]]] = queue.Queue()
+        self._gpu_queue: queue.Queue[tuple[str, tuple[int, ...]]] = queue.Queue()
         self._known: set[tuple[str, tuple[int, ...]]] = set()
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
@@ -43,7 +50,7 @@ class EmbeddedPool:
             if item in self._known:
                 return
             self._known.add(item)
-        self._queue.put(item)
+        (self._gpu_queue if job in GPU_JOBS else self._queue).put(item)
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self) -> None:
@@ -56,9 +63,12 @@ class EmbeddedPool:
         except Exception:  # the periodic sweep tries again
             log.warning("could not resume waiting submissions", exc_info=True)
         for n in range(self.workers):
-            thread = threading.Thread(target=self._work, name=f"scoring-{n + 1}", daemon=True)
+            thread = threading.Thread(target=self._work, args=(self._queue,), name=f"scoring-{n + 1}", daemon=True)
             thread.start()
             self._threads.append(thread)
+        gpu = threading.Thread(target=self._work, args=(self._gpu_queue,), name="gpu-1", daemon=True)
+        gpu.start()
+        self._threads.append(gpu)
         sweeper = threading.Thread(target=self._sweep, name="scoring-sweeper", daemon=True)
         sweeper.start()
         self._threads.append(sweeper)
@@ -68,6 +78,7 @@ class EmbeddedPool:
         self._stopping.set()
         for _ in range(self.workers):
             self._queue.put(_STOP)
+        self._gpu_queue.put(_STOP)
         for thread in self._threads:
             thread.join(timeout)
         self._threads.clear()
@@ -78,13 +89,15 @@ class EmbeddedPool:
             return self._idle.wait_for(lambda: not self._known and self._busy == 0, timeout)
 
     def sweep(self) -> list[int]:
-        """Enqueue every submission that waits in the database (see ``jobs.resume``)."""
+        """Enqueue every submission and baseline run that waits in the database (see ``jobs.resume``
+        and ``baseline_job.resume_runs``); returns the submissions' ids."""
+        resume_runs(self.ctx, self.enqueue)
         return resume(self.ctx, self.enqueue)
 
     # -- threads ---------------------------------------------------------------------------
-    def _work(self) -> None:
+    def _work(self, source: queue.Queue[tuple[str, tuple[int, ...]]]) -> None:
         while True:
-            item = self._queue.get()
+            item = source.get()
             if item == _STOP:
                 return
             job, args = item

@@ -16,16 +16,19 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.services import scoring
-from app.services.gold import GoldCache
+from app.services.baseline_runs import RUN_BASELINE
+from app.services.gold import GoldCache, ParsedGold
 from app.services.jobs import QUEUE_KEY, SCORE_SUBMISSION, JobQueue
 from app.services.submissions import Limits
 from app.storage.db import Database
 from app.storage.types import utcnow
+from app.worker.baseline_job import run_baseline
+from app.worker.retry import TRANSIENT_ERRORS, GaveUp, with_retries
+from scorers import ScoreReport
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +83,42 @@ def _heartbeats(ctx: JobContext, found: scoring.Claim) -> Iterator[None]:
 
 
 def score_submission(ctx: JobContext, submission_id: int) -> None:
-    """Score one submission's current round and store the result (or the platform's failure)."""
+    """Score one submission's current round and store the result (or the platform's failure).
+
+    Each database step is retried after transient errors (``app.worker.retry``); when a step gives
+    up, the submission is failed with the reason for the organizers and the quota given back."""
+    settings = ctx.settings
+    try:
+        found = with_retries(settings, f"claiming submission {submission_id}", lambda: _claim(ctx, submission_id))
+    except GaveUp as exc:
+        _give_up(ctx, submission_id, None, exc)
+        return
+    if found is None:
+        return
+    try:
+        with _heartbeats(ctx, found):
+            parsed, data = with_retries(
+                settings, f"reading the files of submission {submission_id}", lambda: _inputs(ctx, found)
+            )
+            report = scoring.compute(parsed, data, limits=ctx.limits)
+    except GaveUp as exc:
+        _give_up(ctx, submission_id, found, exc)
+        return
+    except Exception as exc:
+        log.exception("scoring submission %s failed", submission_id)
+        message = _describe_error(exc)
+        try:
+            with_retries(settings, "recording a failure", lambda: _record_failure(ctx, found, message))
+        except GaveUp:  # the lease expires and the sweeper sends the job again
+            log.exception("could not record the failure of submission %s", submission_id)
+        return
+    try:
+        with_retries(settings, f"storing the score of submission {submission_id}", lambda: _record(ctx, found, report))
+    except GaveUp as exc:
+        _give_up(ctx, submission_id, found, exc)
+
+
+def _claim(ctx: JobContext, submission_id: int) -> scoring.Claim | None:
     with ctx.session() as session:
         found = scoring.claim(
             session,
@@ -91,26 +129,42 @@ def score_submission(ctx: JobContext, submission_id: int) -> None:
             max_attempts=ctx.settings.max_attempts,
         )
         session.commit()
-    if found is None:
-        return
-    try:
-        with _heartbeats(ctx, found):
-            with ctx.session(read_only=True) as session:
-                parsed, data = scoring.load_inputs(session, found, gold_cache=ctx.gold_cache)
-            report = scoring.compute(parsed, data, limits=ctx.limits)
-    except OperationalError:
-        # The database, not the scorer: leave the claim to expire, and the job is resumed.
-        log.exception("database error while scoring submission %s; it will be resumed", submission_id)
-        return
-    except Exception as exc:
-        log.exception("scoring submission %s failed", submission_id)
-        with ctx.session() as session:
-            scoring.record_failure(session, found, now=utcnow(), organizer_message=_describe_error(exc))
-            session.commit()
-        return
+        return found
+
+
+def _inputs(ctx: JobContext, found: scoring.Claim) -> tuple[ParsedGold, bytes]:
+    with ctx.session(read_only=True) as session:
+        return scoring.load_inputs(session, found, gold_cache=ctx.gold_cache)
+
+
+def _record(ctx: JobContext, found: scoring.Claim, report: ScoreReport) -> None:
     with ctx.session() as session:
         scoring.record_score(session, found, report, now=utcnow())
         session.commit()
+
+
+def _record_failure(ctx: JobContext, found: scoring.Claim, message: str) -> None:
+    with ctx.session() as session:
+        scoring.record_failure(session, found, now=utcnow(), organizer_message=message)
+        session.commit()
+
+
+def _give_up(ctx: JobContext, submission_id: int, found: scoring.Claim | None, exc: GaveUp) -> None:
+    """Fail the submission with the reason, once; if even that cannot be written, the submission is
+    left as it is (queued, or running until its lease expires) for the sweeper to send again."""
+    log.error("submission %s: %s", submission_id, exc.reason)
+    try:
+        if found is not None:
+            _record_failure(ctx, found, exc.reason)
+            return
+        with ctx.session() as session:
+            scoring.give_up(session, submission_id, now=utcnow(), organizer_message=exc.reason)
+            session.commit()
+    except TRANSIENT_ERRORS:
+        log.error("submission %s stays as it is until the database answers again", submission_id)
+        if found is None and ctx.queue is not None:
+            # Its message was consumed: send it again now rather than after ``requeue_after_seconds``.
+            ctx.queue.enqueue(SCORE_SUBMISSION, submission_id)
 
 
 def _describe_error(exc: BaseException) -> str:
@@ -129,7 +183,7 @@ def resume(ctx: JobContext, enqueue: Callable[[str, int], None]) -> list[int]:
 
 
 #: Job name to function; the embedded pool and the Celery tasks dispatch through this table.
-JOBS: dict[str, Callable[..., None]] = {SCORE_SUBMISSION: score_submission}
+JOBS: dict[str, Callable[..., None]] = {SCORE_SUBMISSION: score_submission, RUN_BASELINE: run_baseline}
 
 
 def run_job(ctx: JobContext, job: str, *args: int) -> None:

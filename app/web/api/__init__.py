@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Any
 
-from app.web.api import accounts, competitions, leaderboards, submissions
+from fastapi import APIRouter, Depends
+
+from app.web.api import accounts, baselines, competitions, leaderboards, submissions
+from app.web.deps import refuse_nul_characters
 from app.web.schemas import ErrorOut, Health
 
 PREFIX = "/api/v1"
 
-router = APIRouter(prefix=PREFIX, responses={400: {"model": ErrorOut}, 404: {"model": ErrorOut}})
+#: Refusals any operation may answer with, all in the one error shape of ``app.web.errors``: a wrong token
+#: is refused even where none is needed, and 422 replaces FastAPI's default validation body.
+REFUSALS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorOut, "description": "the request was refused"},
+    401: {"model": ErrorOut, "description": "no valid token where one is needed, or a wrong one"},
+    403: {"model": ErrorOut, "description": "the token's user may not do this"},
+    404: {"model": ErrorOut, "description": "no such competition, task, phase, submission or file"},
+    409: {"model": ErrorOut, "description": "the current state forbids it (the name is taken, already in a team...)"},
+    422: {"model": ErrorOut, "description": "invalid parameters or body: `problems` names each mistake"},
+}
+
+router = APIRouter(prefix=PREFIX, responses=REFUSALS, dependencies=[Depends(refuse_nul_characters)])
 router.include_router(accounts.router)
 router.include_router(competitions.router)
 router.include_router(submissions.router)
 router.include_router(leaderboards.router)
+router.include_router(baselines.router)
 
 
 @router.get("/health", response_model=Health, tags=["server"])

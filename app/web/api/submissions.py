@@ -8,10 +8,11 @@ from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from starlette.status import HTTP_202_ACCEPTED
 
-from app.services import competitions, results, submissions
+from app.services import competitions, queue_stats, results, submissions
 from app.services.errors import InvalidInput
 from app.storage.models import Team
-from app.web.deps import CurrentUser, SessionDep, StateDep
+from app.storage.types import utcnow
+from app.web.deps import CurrentUser, RowId, SessionDep, StateDep
 from app.web.schemas import ErrorOut, RescoreOut, SubmissionList, SubmissionOut
 from app.web.state import AppState
 from app.web.uploads import read_form
@@ -97,7 +98,9 @@ async def submit(
         sub = accepted.submission
         found_phase = competitions.get_phase(session, *ref)
         team = session.get(Team, sub.team_id)
-        out = results.describe(sub, None, phase=found_phase, organizer=False, team_name=team.name if team else None)
+        place = queue_stats.queue_places(session, [sub], utcnow()).get(sub.id)
+        team_name = team.name if team else None
+        out = results.describe(sub, None, phase=found_phase, organizer=False, team_name=team_name, place=place)
         out["quota"] = accepted.quota.to_dict()
         return out
 
@@ -126,20 +129,20 @@ def rescore_phase(competition: str, task: str, phase: str, session: SessionDep, 
 
 
 @router.get("/submissions/{submission_id}", response_model=SubmissionOut)
-def get_submission(submission_id: int, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
+def get_submission(submission_id: RowId, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """One submission: its status, and its metrics and breakdown once scored and visible."""
     return results.show(session, user, submission_id)
 
 
 @router.post("/submissions/{submission_id}/rescore", response_model=SubmissionOut, status_code=HTTP_202_ACCEPTED)
-def rescore(submission_id: int, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
+def rescore(submission_id: RowId, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """Score the submission again (organizers): a new round, a new score; the old ones are kept."""
     results.rescore(session, user, submission_id)
     return results.show(session, user, submission_id)
 
 
 @router.post("/submissions/{submission_id}/choose", response_model=SubmissionOut)
-def choose(submission_id: int, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
+def choose(submission_id: RowId, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """Make this the submission that counts for your team (phases with selection ``chosen``)."""
     results.choose(session, user, submission_id)
     return results.show(session, user, submission_id)

@@ -1,6 +1,6 @@
 """What the leaderboard page, its exports and its chart make of a ``BoardSnapshot``.
 
-Each product is made once per snapshot (``BoardSnapshot.derived``), so serving a popular
+The routes keep each product with its snapshot (``BoardSnapshot.derived``), so serving a popular
 leaderboard again costs a dictionary lookup until a score lands.
 """
 
@@ -114,13 +114,8 @@ def export_name(snapshot: BoardSnapshot, what: str, extension: str) -> str:
 
 def board_export(snapshot: BoardSnapshot, extension: str) -> bytes:
     """The leaderboard as CSV or JSON (the ``leaderboard.exports`` formats), UTF-8."""
-
-    def build() -> bytes:
-        write = leaderboard_csv if extension == "csv" else leaderboard_json
-        return write(snapshot.description, snapshot.entries).encode("utf-8")
-
-    data: bytes = snapshot.derived(f"leaderboard.{extension}", build)
-    return data
+    write = leaderboard_csv if extension == "csv" else leaderboard_json
+    return write(snapshot.description, snapshot.entries).encode("utf-8")
 
 
 def document_dimension(description: dict[str, Any]) -> str:
@@ -129,22 +124,13 @@ def document_dimension(description: dict[str, Any]) -> str:
 
 
 def documents_export(snapshot: BoardSnapshot, extension: str, session_factory: Callable[[], Session]) -> bytes:
-    """Every entry's per-document (per-unit) scores as CSV or JSON; the breakdowns are read once."""
-
-    def build() -> bytes:
-        with session_factory() as session:
-            breakdowns = _breakdowns(session, snapshot)
-        write = documents_csv if extension == "csv" else documents_json
-        dimension = document_dimension(snapshot.description)
-        return write(snapshot.description, snapshot.entries, breakdowns, dimension).encode("utf-8")
-
-    data: bytes = snapshot.derived(f"documents.{extension}", build)
-    return data
-
-
-def _breakdowns(session: Session, snapshot: BoardSnapshot) -> dict[int, Any]:
+    """Every entry's per-document (per-unit) scores as CSV or JSON, from the stored breakdowns."""
     ids = [e.candidate.submission_id for e in snapshot.entries]
-    return {sid: score.breakdown for sid, score in current_scores(session, ids, full=True).items()}
+    with session_factory() as session:
+        breakdowns = {sid: score.breakdown for sid, score in current_scores(session, ids, full=True).items()}
+    write = documents_csv if extension == "csv" else documents_json
+    dimension = document_dimension(snapshot.description)
+    return write(snapshot.description, snapshot.entries, breakdowns, dimension).encode("utf-8")
 
 
 # -- the chart ------------------------------------------------------------------------------------------
@@ -152,27 +138,15 @@ def _breakdowns(session: Session, snapshot: BoardSnapshot) -> dict[int, Any]:
 
 def progress_svg(snapshot: BoardSnapshot) -> bytes:
     """The chart of the best primary score over time per team; a closed phase's lines run to its end."""
+    from leaderboard import charts  # matplotlib loads only where a chart is drawn
 
-    def build() -> bytes:
-        from leaderboard import charts  # matplotlib loads only where a chart is drawn
-
-        ends = snapshot.facts.ends_at
-        until = ends if ends is not None and ends <= utcnow() else None
-        return charts.progress_chart(
-            snapshot.candidates, snapshot.rules, metric_label=snapshot.rules.primary, until=until
-        )
-
-    svg: bytes = snapshot.derived("progress.svg", build)
-    return svg
+    ends = snapshot.facts.ends_at
+    until = ends if ends is not None and ends <= utcnow() else None
+    return charts.progress_chart(snapshot.candidates, snapshot.rules, metric_label=snapshot.rules.primary, until=until)
 
 
 def progress_alt(snapshot: BoardSnapshot) -> str:
     """What the chart shows, in words (its ``alt`` text)."""
+    from leaderboard import charts
 
-    def build() -> str:
-        from leaderboard import charts
-
-        return charts.progress_alt_text(snapshot.candidates, snapshot.rules, metric_label=snapshot.rules.primary)
-
-    text: str = snapshot.derived("progress.alt", build)
-    return text
+    return charts.progress_alt_text(snapshot.candidates, snapshot.rules, metric_label=snapshot.rules.primary)

@@ -1,22 +1,23 @@
 """The organizers' page of a phase: every submission with filters and errors, rescoring, revealing a
-hidden phase, and one zip with everything."""
+hidden phase, one zip with everything, and hosted baseline runs (start, follow, cancel)."""
 
 from __future__ import annotations
 
 from collections import Counter
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Form, Request, Response
 from fastapi.responses import FileResponse
 from starlette.background import BackgroundTask
 
-from app.services import competitions, results
+from app.services import baseline_runs, competitions, results
 from app.services.access import require_organizer
 from app.services.archives import archive_name, write_phase_archive
 from app.services.submission_views import view_submission
 from app.storage.models import STATUSES
 from app.web import sessions
 from app.web.csrf import require_csrf
-from app.web.deps import SessionDep
+from app.web.deps import RowId, SessionDep
 from app.web.pages import urls
 from app.web.pages.render import SECURITY_HEADERS, PageRoute, get_pages, redirect, render
 from app.web.sessions import LoggedIn
@@ -58,6 +59,8 @@ def organize(
         "status": status,
         "team": team,
         "primary": scorer_class(found.task.scorer).describe()["primary_metric"],
+        "baselines": baseline_runs.registry(found.task.scorer),
+        "runs": baseline_runs.describe_runs(session, baseline_runs.list_runs(session, viewer, found)),
     }
     return render(request, "organize.html", context, viewer=viewer)
 
@@ -99,8 +102,40 @@ def everything(
 
 
 @router.post("/submissions/{submission_id}/rescore", dependencies=CSRF)
-def rescore(submission_id: int, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
+def rescore(submission_id: RowId, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
     results.rescore(session, viewer, submission_id)
     view = view_submission(session, viewer, submission_id, get_pages(request).boards)
     sessions.flash(request, f"Submission {submission_id} is queued for scoring again.")
     return redirect(urls.submission(view.record["id"]))
+
+
+@router.post(PHASE + "/organize/baseline-runs", dependencies=CSRF)
+def start_baseline(
+    competition: str,
+    task: str,
+    phase: str,
+    request: Request,
+    session: SessionDep,
+    viewer: LoggedIn,
+    baseline: Annotated[str, Form()] = "",
+) -> Response:
+    """Queue a run of a baseline system with its default options (other options: the API or the CLI)."""
+    found = competitions.get_phase(session, competition, task, phase)
+    run = baseline_runs.start_run(session, viewer, found, baseline)
+    sessions.flash(request, f"Baseline run {run.id} ({run.baseline} {run.baseline_version}) is queued.")
+    return redirect(urls.phase_part((competition, task, phase), "organize"))
+
+
+@router.post("/baseline-runs/{run_id}/cancel", dependencies=CSRF)
+def cancel_baseline(run_id: RowId, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
+    shown = baseline_runs.describe_run(session, baseline_runs.request_cancel(session, viewer, run_id))
+    done = "is cancelled" if shown["status"] == "cancelled" else "stops at its next check"
+    sessions.flash(request, f"Baseline run {run_id} {done}.")
+    return redirect(urls.phase_part((shown["competition"], shown["task"], shown["phase"]), "organize"))
+
+
+@router.get("/baseline-runs/{run_id}/status.json")
+def baseline_status(run_id: RowId, session: SessionDep, viewer: LoggedIn) -> dict[str, Any]:
+    """The run's status and progress, for the page's script to poll while the run waits or runs."""
+    shown = baseline_runs.describe_run(session, baseline_runs.get_run(session, viewer, run_id))
+    return {"id": run_id, "status": shown["status"], "progress": shown["progress"]}

@@ -19,7 +19,7 @@ from app.storage.models import Phase, User
 from app.storage.types import utcnow
 from app.web import sessions
 from app.web.csrf import CsrfRefused, check_token, require_csrf
-from app.web.deps import SessionDep, StateDep
+from app.web.deps import RowId, SessionDep, StateDep
 from app.web.pages import boards, urls
 from app.web.pages.public import SVG_HEADERS
 from app.web.pages.render import PageRoute, get_pages, redirect, render, wants_json
@@ -108,9 +108,9 @@ async def submit(
         await run_in_threadpool(session.rollback)
         return await _refused(request, session, state, viewer, ref, exc, fields)
     target = urls.submission(accepted.submission.id)
+    sessions.flash(request, "Your file was accepted and is queued for scoring.")
     if wants_json(request):
         return JSONResponse({"id": accepted.submission.id, "status": "queued", "redirect": target}, status_code=202)
-    sessions.flash(request, "Your file was accepted and is queued for scoring.")
     return redirect(target)
 
 
@@ -178,7 +178,7 @@ def _document_scores(view: SubmissionView) -> dict[str, float]:
 
 
 @router.get("/submissions/{submission_id}")
-def submission_page(submission_id: int, request: Request, session: SessionDep, viewer: Viewer) -> Response:
+def submission_page(submission_id: RowId, request: Request, session: SessionDep, viewer: Viewer) -> Response:
     view = _view(request, session, viewer, submission_id)
     record = view.record
     description = view.description
@@ -199,14 +199,14 @@ def submission_page(submission_id: int, request: Request, session: SessionDep, v
 
 
 @router.get("/submissions/{submission_id}/status.json")
-def submission_status(submission_id: int, request: Request, session: SessionDep, viewer: Viewer) -> dict[str, Any]:
+def submission_status(submission_id: RowId, request: Request, session: SessionDep, viewer: Viewer) -> dict[str, Any]:
     """The status alone, for the page's script to poll while scoring runs."""
     record = _view(request, session, viewer, submission_id).record
     return {"id": record["id"], "status": record["status"], "message": record.get("message", "")}
 
 
 @router.get("/submissions/{submission_id}/documents.svg")
-def document_chart(submission_id: int, request: Request, session: SessionDep, viewer: Viewer) -> Response:
+def document_chart(submission_id: RowId, request: Request, session: SessionDep, viewer: Viewer) -> Response:
     """The submission's primary metric per document, drawn by matplotlib on the server."""
     from leaderboard.charts import document_chart as draw
 
@@ -218,7 +218,7 @@ def document_chart(submission_id: int, request: Request, session: SessionDep, vi
 
 
 @router.post("/submissions/{submission_id}/choose", dependencies=CSRF)
-def choose(submission_id: int, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
+def choose(submission_id: RowId, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
     """Make this the submission that counts for the team (phases whose selection is ``chosen``)."""
     submission = results.choose(session, viewer, submission_id)
     view = _view(request, session, viewer, submission.id)

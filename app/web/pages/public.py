@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import gzip
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from markupsafe import Markup
+from sqlalchemy.orm import Session
 
 from app.services import competitions
 from app.services.board_cache import BoardSnapshot
 from app.services.errors import NotFound
+from app.storage.models import User
 from app.storage.types import utcnow
+from app.web import sessions
 from app.web.api.views import competition_view
 from app.web.deps import SessionDep
 from app.web.pages import boards
@@ -24,7 +30,7 @@ SVG_HEADERS = {**SECURITY_HEADERS, "Content-Security-Policy": "default-src 'none
 
 
 @router.get("/healthz")
-def healthz() -> dict[str, str]:
+async def healthz() -> dict[str, str]:
     """The cheapest answer the server gives (no database): for load balancers and the benchmark."""
     return {"status": "ok"}
 
@@ -44,81 +50,128 @@ def competition_page(competition: str, request: Request, session: SessionDep, vi
 
 
 def _table_html(pages: Pages, snapshot: BoardSnapshot) -> Markup:
-    """The table, rendered once per snapshot (it is the same for every viewer of its class)."""
+    """The ranked table as HTML: the same for every viewer of the snapshot's class."""
+    view = boards.board_view(snapshot)
+    html = pages.env.get_template("_board_table.html").render(view=view, ref=snapshot.facts.ref)
+    return Markup(html)  # noqa: S704  (rendered by the autoescaping environment)
 
-    def build() -> Markup:
-        view = boards.board_view(snapshot)
-        html = pages.env.get_template("_board_table.html").render(view=view, ref=snapshot.facts.ref)
-        return Markup(html)  # noqa: S704  (rendered by the autoescaping environment)
 
-    table: Markup = snapshot.derived("table.html", build)
-    return table
+async def _snapshot(request: Request, ref: tuple[str, str, str]) -> tuple[BoardSnapshot, User | None]:
+    """The snapshot the caller may see, and the caller. The common case (no login, nothing
+    changed) needs neither the database nor a worker thread; anything else is looked up in a thread."""
+    pages = get_pages(request)
+    if sessions.USER_KEY not in request.session:
+        snapshot = pages.boards.peek(ref, "public")
+        if snapshot is not None:
+            return snapshot, None
+    viewer = await run_in_threadpool(sessions.get_viewer, request, pages.state)
+    return await run_in_threadpool(pages.boards.for_viewer, ref, viewer), viewer
 
 
 @router.get("/c/{competition}/{task}/{phase}")
-def leaderboard_page(competition: str, task: str, phase: str, request: Request, viewer: Viewer) -> Response:
-    """The phase's public leaderboard: the ranked table, the chart, the exports."""
+async def leaderboard_page(competition: str, task: str, phase: str, request: Request) -> Response:
+    """The phase's public leaderboard: the ranked table, the chart, the exports. The table is
+    rendered once per snapshot; the rest of the page is small."""
     pages = get_pages(request)
-    snapshot = pages.boards.for_viewer((competition, task, phase), viewer)
+    snapshot, viewer = await _snapshot(request, (competition, task, phase))
+    table: Markup | None = None
+    alt = ""
+    if snapshot.entries:
+        table = await _derived(snapshot, "table.html", lambda: _table_html(pages, snapshot))
+        alt = await _derived(snapshot, "progress.alt", lambda: boards.progress_alt(snapshot))
     context: dict[str, Any] = {
         "snap": snapshot,
         "facts": snapshot.facts,
         "ref": snapshot.facts.ref,
-        "table": _table_html(pages, snapshot) if snapshot.entries else None,
-        "chart_alt": boards.progress_alt(snapshot) if snapshot.entries else "",
+        "table": table,
+        "chart_alt": alt,
         "now": utcnow(),
     }
     return render(request, "leaderboard.html", context, viewer=viewer)
 
 
-def _visible(pages: Pages, ref: tuple[str, str, str], viewer: Any) -> BoardSnapshot:
-    snapshot = pages.boards.for_viewer(ref, viewer)
+async def _visible(request: Request, ref: tuple[str, str, str]) -> BoardSnapshot:
+    snapshot, _ = await _snapshot(request, ref)
     if snapshot.hidden:
         raise NotFound("the results of this phase are hidden until its organizers reveal them")
     return snapshot
 
 
-def _download(data: bytes, media_type: str, name: str) -> Response:
-    headers = {**SECURITY_HEADERS, "Content-Disposition": f'attachment; filename="{name}"'}
+async def _derived(snapshot: BoardSnapshot, name: str, build: Callable[[], Any]) -> Any:
+    """``snapshot.derived(name, build)``; when it must be made, it is made in a worker thread."""
+    made = snapshot.peek(name)
+    return made if made is not None else await run_in_threadpool(snapshot.derived, name, build)
+
+
+def accepts_gzip(request: Request) -> bool:
+    """Whether the client takes gzip (``Accept-Encoding``, with ``q=0`` meaning no)."""
+    for part in request.headers.get("accept-encoding", "").split(","):
+        coding, _, params = part.partition(";")
+        if coding.strip().lower() in ("gzip", "*"):
+            q = params.strip().removeprefix("q=").strip() or "1"
+            try:
+                return float(q) > 0
+            except ValueError:
+                return False
+    return False
+
+
+async def _send(
+    request: Request, snapshot: BoardSnapshot, name: str, data: bytes, media_type: str, headers: dict[str, str]
+) -> Response:
+    """The export, gzip-compressed once per snapshot for clients that take it (a 300-team board
+    shrinks about tenfold; compressing it again for every request would cost more than serving it)."""
+    headers = {**headers, "Vary": "Accept-Encoding"}
+    if len(data) > GZIP_MIN_BYTES and accepts_gzip(request):
+        raw = data
+        data = await _derived(snapshot, f"{name}.gz", lambda: gzip.compress(raw, compresslevel=6, mtime=0))
+        headers["Content-Encoding"] = "gzip"
     return Response(data, media_type=media_type, headers=headers)
 
 
 _MEDIA = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
+GZIP_MIN_BYTES = 1024
+
+
+def _attachment(name: str) -> dict[str, str]:
+    return {**SECURITY_HEADERS, "Content-Disposition": f'attachment; filename="{name}"'}
 
 
 @router.get("/c/{competition}/{task}/{phase}/leaderboard.{extension}")
-def leaderboard_export(
-    competition: str, task: str, phase: str, extension: str, request: Request, viewer: Viewer
-) -> Response:
+async def leaderboard_export(competition: str, task: str, phase: str, extension: str, request: Request) -> Response:
     """The leaderboard as CSV or JSON: the same rows and numbers as the page, as fractions."""
     if extension not in _MEDIA:
         raise NotFound(f"there is no leaderboard export as {extension!r}; try .csv or .json")
-    snapshot = _visible(get_pages(request), (competition, task, phase), viewer)
-    data = boards.board_export(snapshot, extension)
-    if extension == "json":  # read by scripts as often as saved: shown inline, not as a download
-        return Response(data, media_type=_MEDIA["json"], headers=SECURITY_HEADERS)
-    return _download(data, _MEDIA[extension], boards.export_name(snapshot, "leaderboard", extension))
+    snapshot = await _visible(request, (competition, task, phase))
+    name = f"leaderboard.{extension}"
+    data = await _derived(snapshot, name, lambda: boards.board_export(snapshot, extension))
+    # JSON is read by scripts as often as saved: it is shown inline, the CSV is a download.
+    headers = (
+        SECURITY_HEADERS if extension == "json" else _attachment(boards.export_name(snapshot, "leaderboard", extension))
+    )
+    return await _send(request, snapshot, name, data, _MEDIA[extension], headers)
 
 
 @router.get("/c/{competition}/{task}/{phase}/documents.{extension}")
-def documents_export(
-    competition: str, task: str, phase: str, extension: str, request: Request, viewer: Viewer
-) -> Response:
+async def documents_export(competition: str, task: str, phase: str, extension: str, request: Request) -> Response:
     """Every entry's scores per document (per unit of the scorer) as CSV or JSON."""
     if extension not in _MEDIA:
         raise NotFound(f"there is no per-document export as {extension!r}; try .csv or .json")
     pages = get_pages(request)
-    snapshot = _visible(pages, (competition, task, phase), viewer)
+    snapshot = await _visible(request, (competition, task, phase))
 
-    def session() -> Any:
+    def session() -> Session:
         return pages.state.db.session(read_only=True)
 
-    data = boards.documents_export(snapshot, extension, session)
-    return _download(data, _MEDIA[extension], boards.export_name(snapshot, "documents", extension))
+    name = f"documents.{extension}"
+    data = await _derived(snapshot, name, lambda: boards.documents_export(snapshot, extension, session))
+    headers = _attachment(boards.export_name(snapshot, "documents", extension))
+    return await _send(request, snapshot, name, data, _MEDIA[extension], headers)
 
 
 @router.get("/c/{competition}/{task}/{phase}/progress.svg")
-def progress_chart(competition: str, task: str, phase: str, request: Request, viewer: Viewer) -> Response:
+async def progress_chart(competition: str, task: str, phase: str, request: Request) -> Response:
     """The best primary score over time per team, drawn by matplotlib on the server."""
-    snapshot = _visible(get_pages(request), (competition, task, phase), viewer)
-    return Response(boards.progress_svg(snapshot), media_type="image/svg+xml", headers=SVG_HEADERS)
+    snapshot = await _visible(request, (competition, task, phase))
+    svg = await _derived(snapshot, "progress.svg", lambda: boards.progress_svg(snapshot))
+    return await _send(request, snapshot, "progress.svg", svg, "image/svg+xml", SVG_HEADERS)

@@ -119,7 +119,7 @@ def render(
     body = pages.env.get_template(name).render(
         request=request,
         viewer=viewer,
-        flashes=sessions.take_flashes(request) if sessions.FLASH_KEY in request.session else [],
+        flashes=sessions.take_flashes(request),
         csrf=lambda: csrf.csrf_token(request),
         path=request.url.path,
         **context,

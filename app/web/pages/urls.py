@@ -35,11 +35,6 @@ def login(next_path: str = "") -> str:
     return "/login" + (f"?{urlencode({'next': next_path})}" if next_path else "")
 
 
-def api_file(path: str) -> str:
-    """A download served by the JSON API (training files, public inputs): already a full path."""
-    return path
-
-
 def safe_next(value: str | None, default: str = "/") -> str:
     """Where to go after logging in: only a path on this site (``//host`` or ``http:`` would leave it)."""
     if not value or not value.startswith("/") or value.startswith("//") or "\\" in value:

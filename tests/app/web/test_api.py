@@ -65,6 +65,17 @@ def test_register_get_a_token_and_use_it(client: TestClient) -> None:
     assert me.json() == {"id": me.json()["id"], "name": "ada", "is_organizer": False, "is_admin": False}
 
 
+def test_guessing_passwords_for_tokens_is_throttled_like_the_login_page(client: TestClient) -> None:
+    assert client.post("/api/v1/users", json={"name": "ada", "password": PASSWORD}).status_code == 201
+    statuses = [
+        client.post("/api/v1/tokens", json={"name": "ada", "password": f"guess {i}"}).status_code for i in range(6)
+    ]
+    assert statuses == [401] * 5 + [429]
+    locked = client.post("/api/v1/tokens", json={"name": "ada", "password": PASSWORD})
+    assert (locked.status_code, locked.json()["error"]) == (429, "login_throttled")
+    assert locked.json()["retry_after"] > 0
+
+
 def test_a_missing_or_wrong_token_is_refused(client: TestClient) -> None:
     missing = client.get("/api/v1/me")
     assert (missing.status_code, missing.headers["www-authenticate"]) == (401, "Bearer")

@@ -1,0 +1,79 @@
+"""Hosted baselines: the registry (public), and runs on a phase (the competition's organizers only)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from starlette.status import HTTP_202_ACCEPTED
+
+from app.services import baseline_runs, competitions
+from app.web.baseline_schemas import BaselineList, RunCreate, RunList, RunOut
+from app.web.deps import CurrentUser, RowId, SessionDep
+from app.web.schemas import ErrorOut
+
+router = APIRouter(tags=["baselines"])
+
+PHASE = "/competitions/{competition}/tasks/{task}/phases/{phase}"
+
+_ORGANIZERS_ONLY: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorOut, "description": "no valid token"},
+    403: {"model": ErrorOut, "description": "not an organizer of the competition"},
+}
+_NOT_YOURS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorOut, "description": "no valid token"},
+    404: {"model": ErrorOut, "description": "no such run, or not one of a competition you organize"},
+}
+
+
+@router.get("/baselines", response_model=BaselineList)
+def list_baselines(
+    scorer: Annotated[str | None, Query(description="only the systems that write this scorer's format")] = None,
+) -> dict[str, Any]:
+    """The baseline systems the server can run, with their versions, scorers and options."""
+    return {"baselines": baseline_runs.registry(scorer)}
+
+
+@router.post(
+    PHASE + "/baseline-runs",
+    response_model=RunOut,
+    status_code=HTTP_202_ACCEPTED,
+    responses={
+        **_ORGANIZERS_ONLY,
+        409: {"model": ErrorOut, "description": "the same baseline is already queued or running on this phase"},
+        422: {"model": ErrorOut, "description": "unknown baseline, one for another scorer, or bad options"},
+    },
+)
+def start_run(
+    competition: str, task: str, phase: str, body: RunCreate, session: SessionDep, user: CurrentUser
+) -> dict[str, Any]:
+    """Queue a run of a baseline system on the phase's public inputs (organizers). On success its output
+    becomes a baseline submission, scored and ranked like any other and marked on the leaderboard."""
+    found = competitions.get_phase(session, competition, task, phase)
+    run = baseline_runs.start_run(session, user, found, body.baseline, body.options)
+    return baseline_runs.describe_run(session, run)
+
+
+@router.get(PHASE + "/baseline-runs", response_model=RunList, responses=_ORGANIZERS_ONLY)
+def list_runs(competition: str, task: str, phase: str, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
+    """The phase's baseline runs, newest first, with progress, log tail and errors (organizers)."""
+    found = competitions.get_phase(session, competition, task, phase)
+    return {"runs": baseline_runs.describe_runs(session, baseline_runs.list_runs(session, user, found))}
+
+
+@router.get("/baseline-runs/{run_id}", response_model=RunOut, responses=_NOT_YOURS)
+def get_run(run_id: RowId, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
+    """One run: its status, progress (done, total, rate, time left), log tail, error and submission."""
+    return baseline_runs.describe_run(session, baseline_runs.get_run(session, user, run_id))
+
+
+@router.post(
+    "/baseline-runs/{run_id}/cancel",
+    response_model=RunOut,
+    status_code=HTTP_202_ACCEPTED,
+    responses={**_NOT_YOURS, 409: {"model": ErrorOut, "description": "the run has finished already"}},
+)
+def cancel_run(run_id: RowId, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
+    """Stop a run (organizers): a queued one at once, a running one at its next check, within seconds."""
+    run = baseline_runs.request_cancel(session, user, run_id)
+    return baseline_runs.describe_run(session, run)

@@ -1,0 +1,70 @@
+"""Bodies of the baseline endpoints of the JSON API (the registry and hosted runs)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class BaselineOptionOut(BaseModel):
+    name: str
+    default: Any
+    meaning: str
+
+
+class BaselineOut(BaseModel):
+    name: str
+    version: str
+    title: str
+    description: str
+    scorers: list[str] = Field(description="the scorers (task kinds) whose submission format the system writes")
+    wants_gpu: bool
+    options: list[BaselineOptionOut]
+
+
+class BaselineList(BaseModel):
+    baselines: list[BaselineOut]
+
+
+class RunCreate(BaseModel):
+    baseline: str = Field(description="the system's name (see GET /api/v1/baselines)", examples=["svident-tfidf-lr"])
+    options: dict[str, Any] = Field(default_factory=dict, description="option values; the others keep their defaults")
+
+
+class ProgressOut(BaseModel):
+    done: int
+    total: int | None = Field(description="units of work of the attempt; unknown until the system announces them")
+    fraction: float | None
+    rate: float | None = Field(description="units per second so far")
+    eta_seconds: float | None = Field(description="time left at that rate, from the last report (running runs)")
+    updated_at: datetime | None
+
+
+class RunOut(BaseModel):
+    id: int
+    competition: str
+    task: str
+    phase: str
+    baseline: str
+    version: str
+    title: str
+    options: dict[str, Any]
+    status: str = Field(description="queued, running, succeeded, failed or cancelled")
+    requested_by: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    attempts: int
+    worker: str | None
+    device: str | None
+    progress: ProgressOut
+    log_tail: str = Field(description="the last lines of the system's log")
+    error: str = Field(description="why the run failed")
+    cancel_requested: bool
+    submission_id: int | None = Field(description="the baseline submission a successful run produced")
+
+
+class RunList(BaseModel):
+    runs: list[RunOut]

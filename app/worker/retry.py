@@ -1,0 +1,77 @@
+"""Retrying a job's step after a transient error, with exponential backoff.
+
+Only errors that say "the database or the broker could not be reached or answered in time" are
+retried; anything else is a bug or a bad input and fails at once. A step is a short transaction,
+so trying it again is safe: either it committed or nothing of it remains. After the last retry the
+caller gets ``GaveUp``, which carries what the organizers are told.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+import kombu.exceptions
+import redis.exceptions
+import sqlalchemy.exc
+
+from app.config import Settings
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: What "unreachable or too slow right now" looks like: the database driver's operational errors
+#: (connection refused or lost, lock or statement timeouts, SQLite's "database is locked"), a pool
+#: with no free connection, and the broker clients' connection errors.
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    sqlalchemy.exc.OperationalError,
+    sqlalchemy.exc.DisconnectionError,
+    sqlalchemy.exc.TimeoutError,
+    kombu.exceptions.OperationalError,
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+)
+
+
+class GaveUp(Exception):
+    """A step failed with transient errors on every try; ``reason`` is written for organizers."""
+
+    def __init__(self, what: str, tries: int, waited: float, error: BaseException) -> None:
+        self.what = what
+        self.tries = tries
+        self.error = error
+        self.reason = (
+            f"gave up {what} after {tries} tries over {waited:.1f} s of waiting; the last error was {describe(error)}"
+        )
+        super().__init__(self.reason)
+
+
+def describe(error: BaseException) -> str:
+    """The error's type and the first line of its message (a database error's SQL is left out)."""
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
+
+
+def backoff(settings: Settings, retry: int) -> float:
+    """Seconds to wait before retry number ``retry`` (1 for the first): the base, doubled each time, capped."""
+    return float(min(settings.transient_backoff_max_seconds, settings.transient_backoff_seconds * 2 ** (retry - 1)))
+
+
+def with_retries(settings: Settings, what: str, step: Callable[[], T]) -> T:
+    """``step()``, tried again after each transient error up to ``settings.transient_retries`` times;
+    ``what`` names the step in logs and in the reason of ``GaveUp`` (like "claiming submission 7")."""
+    waited = 0.0
+    for retry in range(settings.transient_retries + 1):
+        try:
+            return step()
+        except TRANSIENT_ERRORS as exc:
+            if retry == settings.transient_retries:
+                raise GaveUp(what, retry + 1, waited, exc) from exc
+            wait = backoff(settings, retry + 1)
+            log.warning("%s failed (%s); retrying in %.1f s", what, describe(exc), wait)
+            time.sleep(wait)
+            waited += wait
+    raise AssertionError("unreachable")  # the loop returns or raises

@@ -1,0 +1,64 @@
+"""A worker killed with SIGKILL in the middle of a job: another worker scores that submission, once,
+after the lease expired, and the team's quota counts it once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+
+from app.config import Settings
+from app.services import quota
+from app.storage.db import Database
+from app.storage.models import Phase, Score, Submission
+from app.storage.types import utcnow
+from tests.app.builders import HALF, as_bytes, phase_spec
+from tests.app.distributed.cluster import pid_of, wait_for
+from tests.app.distributed.conftest import PHASE, Cluster, setup_competition
+from tests.app.slow_scorer import NAME as SLOW
+from tests.app.slow_scorer import SlowScorer
+
+
+def row(db: Database, submission_id: int) -> Submission:
+    with db.session(read_only=True) as session:
+        found = session.get(Submission, submission_id)
+        assert found is not None
+        return found
+
+
+@pytest.mark.timeout(300)
+def test_a_submission_whose_worker_was_killed_is_scored_once_by_another(
+    pg: Database, cluster: Cluster, slow: type[SlowScorer], web: Callable[[Settings], TestClient]
+) -> None:
+    # The scorer sleeps 3 s, the lease is 3 s long (a heartbeat every second keeps it alive).
+    ada = setup_competition(pg, scorer=SLOW, scorer_options={"seconds": 3}, phases=(phase_spec(total_limit=2),))
+    settings = {"lease_seconds": "3"}
+    first = cluster.worker("--queues", "scoring", "--concurrency", "1", **{"PODIUM_LEASE_SECONDS": "3"}).wait_ready()
+    client = web(cluster.app_settings(**settings))
+    files = {"file": ("run.json", as_bytes(HALF), "application/json")}
+    answer = client.post(f"{PHASE}/submissions", headers=ada, files=files)
+    assert answer.status_code == 202, answer.text
+    assert answer.json()["quota"]["total_used"] == 1
+    submission_id = answer.json()["id"]
+
+    wait_for(lambda: row(pg, submission_id).status == "running", 60, "the first worker to claim the submission")
+    claimed = row(pg, submission_id)
+    assert claimed.worker is not None and first.owns(pid_of(claimed.worker))
+    first.kill()  # mid-job: the scorer is asleep, nothing was acknowledged
+
+    second = cluster.worker("--queues", "scoring", "--concurrency", "1", **{"PODIUM_LEASE_SECONDS": "3"})
+    second.wait_ready()
+    wait_for(lambda: row(pg, submission_id).status == "scored", 90, "the second worker to score the submission")
+
+    done = row(pg, submission_id)
+    assert done.worker is not None and second.owns(pid_of(done.worker))
+    assert (done.attempts, done.quota_refunded, done.participant_message) == (2, False, "")
+    with pg.session(read_only=True) as session:
+        scores = list(session.scalars(select(Score).where(Score.submission_id == submission_id)))
+        phase = session.get(Phase, done.phase_id)
+        assert phase is not None
+        usage = quota.usage(session, phase, done.team_id, utcnow())
+    assert [(s.round, s.metrics) for s in scores] == [(1, {"accuracy": 0.5})]  # 2 of 4 labels right, once
+    assert (usage.total_used, usage.total_left) == (1, 1)  # counted once, not refunded, not twice
