@@ -1,0 +1,472 @@
+"""Hostile uploads against a real ``podium serve`` over HTTP: each is refused with a 4xx and a JSON
+message naming the problem, an over-limit body is cut off while it streams in, the server's peak
+memory stays within a bound, and other users are served while a slow upload is in flight.
+
+The server runs as its own process on the test database (SQLite, or PostgreSQL with
+``PODIUM_TEST_DATABASE_URL``) holding the example competitions (``podium demo``), with small limits
+(2 MB uploads, 32 MB unzipped, 16 zip entries) so that every hostile file is quick to build and send.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from app.storage.db import Database
+from tests.conftest import ROOT
+from tests.security import hostile_files as hostile
+from tests.security.hostile_files import MB
+from tests.security.seed_examples import Example, demo_competitions, example, seed_scorers
+
+pytestmark = pytest.mark.slow
+
+LIMIT = 2 * MB
+UNZIPPED_LIMIT = 32 * MB
+ZIP_ENTRIES = 16
+#: Growth of the server's peak resident memory allowed for the whole hostile batch: 240 MB measured,
+#: nearly all of it the strict parse of the absurd run (a million candidates, 11 MB of JSON once
+#: unpacked, become a 90 MB dict, built from a list of pairs). A bomb inflated past its bound (256 MB)
+#: or a slow body read to its end would go well past it.
+MEMORY_BOUND_KB = 400 * 1024
+#: A bound on every exchange, so that a server that never answers fails the test instead of hanging it.
+TIMEOUT = httpx.Timeout(60.0)
+BOUNDARY = "podium-hostile-boundary"
+
+
+@dataclass(frozen=True)
+class LiveServer:
+    url: str
+    pid: int
+    #: The demo participant's API token.
+    token: str
+    #: Peak resident memory (VmHWM, KB) once the server had started, scored a file and served a board.
+    warm_peak_kb: int = 0
+
+    def api(self, path: str) -> str:
+        return f"{self.url}/api/v1/{path}"
+
+    def submissions(self, scorer: str) -> str:
+        return self.api(f"{example(scorer).path}/submissions")
+
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def count_submissions(self) -> int:
+        """The participant's submissions over every example phase."""
+        return sum(
+            len(httpx.get(self.submissions(name), headers=self.auth(), timeout=TIMEOUT).json()["submissions"])
+            for name in seed_scorers()
+        )
+
+
+def peak_rss_kb(pid: int) -> int:
+    """The process's peak resident set size in KB, from ``/proc`` (``VmHWM``)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    match = re.search(r"^VmHWM:\s+(\d+) kB$", status, re.MULTILINE)
+    assert match, f"no VmHWM in /proc/{pid}/status"
+    return int(match.group(1))
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_until_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"{url}/api/v1/health").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError(f"podium serve did not start:\n{log.read_text()}")
+        time.sleep(0.2)
+
+
+def wait_scored(server: LiveServer, submission_id: int) -> dict[str, Any]:
+    deadline = time.monotonic() + 60
+    while True:
+        found = httpx.get(server.api(f"submissions/{submission_id}"), headers=server.auth(), timeout=TIMEOUT).json()
+        if found["status"] not in ("queued", "running") or time.monotonic() > deadline:
+            return dict(found)
+        time.sleep(0.1)
+
+
+def upload(server: LiveServer, scorer: str, data: bytes, filename: str = "submission.json") -> httpx.Response:
+    return httpx.post(
+        server.submissions(scorer), headers=server.auth(), files={"file": (filename, data)}, timeout=TIMEOUT
+    )
+
+
+@pytest.fixture(scope="module")
+def server(migrated: Database, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PODIUM_")}
+    env.update(
+        PODIUM_DATABASE_URL=migrated.url,
+        PODIUM_WORKERS="1",
+        PODIUM_SECRET_KEY="hostile-upload-tests-" * 3,
+        PODIUM_MAX_UPLOAD_BYTES=str(LIMIT),
+        PODIUM_MAX_UNZIPPED_BYTES=str(UNZIPPED_LIMIT),
+        PODIUM_MAX_ZIP_ENTRIES=str(ZIP_ENTRIES),
+    )
+    log = tmp_path_factory.mktemp("hostile") / "server.log"
+    port = free_port()
+    with demo_competitions(migrated) as tokens:
+        with log.open("wb") as output:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
+                cwd=ROOT,
+                env=env,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_until_healthy(url, process, log)
+            server = LiveServer(url, process.pid, tokens["participant"])
+            accepted = upload(server, "svident-detection", example("svident-detection").submission)
+            assert accepted.status_code == 202, accepted.text
+            assert wait_scored(server, accepted.json()["id"])["status"] == "scored"
+            assert httpx.get(server.api(f"{example('svident-detection').path}/leaderboard")).status_code == 200
+            yield replace(server, warm_peak_kb=peak_rss_kb(process.pid))
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+# -- the hostile files ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hostile:
+    """A file sent to a scorer's example phase, the status it must get and what the message must name."""
+
+    name: str
+    scorer: str
+    build: Callable[[Example], bytes]
+    fragments: tuple[str, ...]
+    status: int = 422
+    filename: str = "submission.json"
+
+
+def _first_uuid(ex: Example) -> str:
+    return ex.gold.decode().splitlines()[1].split("\t")[5]
+
+
+def _first_line(ex: Example) -> dict[str, Any]:
+    return dict(json.loads(ex.gold.decode().splitlines()[0]))
+
+
+def _absurd_candidates(ex: Example) -> bytes:
+    # A million candidates for one query: 11 MB of JSON, 1.1 MB once compressed with bzip2.
+    return hostile.zipped({"run.json": hostile.candidates_run(_first_uuid(ex), 1_000_000)}, zipfile.ZIP_BZIP2)
+
+
+def _absurd_entities(ex: Example) -> bytes:
+    doc = _first_line(ex)
+    sentences = len(doc["sentences"])
+    ner = [[[0, 0, "Method"]] * 50_000] + [[] for _ in range(sentences - 1)]
+    return json.dumps({"doc_id": doc["doc_id"], "predicted_ner": ner, "predicted_relations": [[]] * sentences}).encode()
+
+
+def _absurd_fillers(ex: Example) -> bytes:
+    doc = _first_line(ex)
+    frame = doc["templates"][0]["incident_type"]
+    return json.dumps({doc["docid"]: [{"incident_type": frame, "Agent": [["someone"]] * 100_000}]}).encode()
+
+
+HOSTILE = [
+    Hostile("empty", "svident-detection", lambda ex: b"", ("empty",)),
+    Hostile("utf-16", "svident-detection", lambda ex: '{"a": "1"}'.encode("utf-16"), ("UTF-8",)),
+    Hostile("latin-1", "scier-ere", lambda ex: '{"doc_id": "Müller"}\n'.encode("latin-1"), ("UTF-8", "line 1")),
+    Hostile("binary", "famus-sv", lambda ex: random.Random(7).randbytes(256 * 1024), ("UTF-8",)),
+    Hostile("NUL bytes", "svident-detection", lambda ex: bytes(64 * 1024), ("not valid JSON",)),
+    Hostile("nested arrays", "svident-disambiguation", lambda ex: hostile.nested_json(500_000), ("nested",)),
+    Hostile(
+        "nested objects on a line",
+        "scier-re",
+        lambda ex: b'{"doc_id": ' + hostile.nested_json(200_000, '{"a": ', "}") + b"}\n",
+        ("nested", "line 1"),
+    ),
+    Hostile(
+        "very long key",
+        "svident-detection",
+        lambda ex: json.dumps({"k" * (LIMIT - 100): "1"}).encode(),
+        ("is not a uuid of a gold sentence",),
+    ),
+    Hostile(
+        "very long line",
+        "scier-ere",
+        lambda ex: json.dumps({"doc_id": "d" * (LIMIT - 100), "predicted_ner": []}).encode(),
+        ("line 1", "unknown doc_id"),
+    ),
+    Hostile("one line of garbage", "famus-cdae", lambda ex: b"{" * (LIMIT - 1000), ("not valid JSON",)),
+    Hostile("over the limit", "svident-detection", lambda ex: bytes(3 * MB), ("The upload is too large",), 413),
+    Hostile(
+        "one byte over the limit",
+        "svident-detection",
+        lambda ex: bytes(LIMIT + 1),
+        ("The file is 2,097,153 bytes; this phase accepts files of at most 2,097,152 bytes.",),
+        413,
+    ),
+    Hostile(
+        "zip bomb",
+        "svident-detection",
+        lambda ex: hostile.zip_bomb(256 * MB),
+        ("zip archive", "unpacks to 268435456 bytes", f"the limit is {UNZIPPED_LIMIT}"),
+    ),
+    Hostile(
+        "zip bomb with a lying header",
+        "scier-ere",
+        lambda ex: hostile.lying_zip_bomb(40 * MB, declared=10),
+        ("zip archive", "'submission.json' cannot be unpacked"),
+    ),
+    Hostile(
+        "zip with '..'",
+        "famus-sv",
+        lambda ex: hostile.zipped({"../../submission.json": ex.submission}),
+        ("'..' path component",),
+    ),
+    Hostile(
+        "zip with an absolute path",
+        "famus-sv",
+        lambda ex: hostile.zipped({"/tmp/submission.json": ex.submission}),
+        ("absolute",),
+    ),
+    Hostile(
+        "zip with a Windows path",
+        "famus-sv",
+        lambda ex: hostile.zipped({"..\\submission.json": ex.submission}),
+        ("Windows path",),
+    ),
+    Hostile("zip with a link", "svident-detection", lambda ex: hostile.symlink_zip(), ("symbolic link",)),
+    Hostile(
+        "zip with many entries",
+        "svident-detection",
+        lambda ex: hostile.many_entries_zip(5000),
+        ("holds 5000 entries", f"at most {ZIP_ENTRIES}"),
+    ),
+    Hostile(
+        "zip with two files",
+        "scier-re",
+        lambda ex: hostile.zipped({"a.jsonl": ex.submission, "b.jsonl": ex.submission}),
+        ("exactly one submission file",),
+    ),
+    Hostile("empty zip", "scier-re", lambda ex: hostile.zipped({}), ("holds 0 files",)),
+    Hostile("encrypted zip", "famus-cdae", lambda ex: hostile.encrypted_zip(ex.submission), ("encrypted",)),
+    Hostile(
+        "corrupt zip",
+        "famus-cdae",
+        lambda ex: b"PK\x03\x04" + random.Random(3).randbytes(4096),
+        ("zip archive", "cannot be read"),
+    ),
+    Hostile(
+        "truncated zip",
+        "svident-disambiguation",
+        lambda ex: (data := hostile.zipped({"run.json": ex.submission}))[: len(data) // 2],
+        ("zip archive",),
+    ),
+    Hostile(
+        "a million candidates",
+        "svident-disambiguation",
+        _absurd_candidates,
+        ("1000000 candidates", "max_candidates_per_query"),
+        filename="run.zip",
+    ),
+    Hostile("50,000 entities in a sentence", "scier-ere", _absurd_entities, ("50000", "max_entities_per_sentence")),
+    Hostile("100,000 fillers for a role", "famus-cdae", _absurd_fillers, ("100000", "max_fillers_per_role")),
+]
+
+
+def message_of(response: httpx.Response) -> str:
+    """The refusal's detail and problems as one text; also checks that the body is the JSON error."""
+    body = response.json()
+    assert isinstance(body, dict) and body["error"], body
+    problems = " ".join(f"{p.get('where', '')}: {p['message']}" for p in body.get("problems", []))
+    return f"{body['detail']} {problems}"
+
+
+def assert_refused(response: httpx.Response, case: Hostile) -> None:
+    assert response.status_code == case.status, response.text[:2000]
+    assert response.headers["content-type"].startswith("application/json")
+    # The message names the problem without echoing the file: a 2 MB key is shown shortened.
+    assert len(response.content) < 16 * 1024
+    message = message_of(response)
+    for fragment in case.fragments:
+        assert fragment in message, message
+    if case.status == 413:
+        assert response.json()["limit_bytes"] == LIMIT
+
+
+@pytest.mark.parametrize("case", HOSTILE, ids=[case.name for case in HOSTILE])
+def test_hostile_file_is_refused_with_a_message_naming_the_problem(server: LiveServer, case: Hostile) -> None:
+    assert_refused(upload(server, case.scorer, case.build(example(case.scorer)), case.filename), case)
+
+
+def test_every_seed_scorer_meets_hostile_files() -> None:
+    assert {case.scorer for case in HOSTILE} == set(seed_scorers())
+
+
+def test_a_valid_file_zipped_is_accepted_and_scored_for_every_scorer(server: LiveServer) -> None:
+    """The counterpart of the refusals: the same phases take a good file, bare or zipped."""
+    before = server.count_submissions()
+    for name in seed_scorers():
+        accepted = upload(server, name, hostile.zipped({"submission.json": example(name).submission}), "run.zip")
+        assert accepted.status_code == 202, accepted.text
+        assert wait_scored(server, accepted.json()["id"])["status"] == "scored"
+    assert server.count_submissions() == before + len(seed_scorers())
+
+
+# -- hostile requests ---------------------------------------------------------------------------
+
+
+def _form(*parts: tuple[str, str | None, bytes]) -> bytes:
+    """A multipart body from (field name, file name or None, content) parts."""
+    out = b""
+    for name, filename, content in parts:
+        disposition = f'form-data; name="{name}"' + (f'; filename="{filename}"' if filename else "")
+        out += f"--{BOUNDARY}\r\nContent-Disposition: {disposition}\r\n\r\n".encode() + content + b"\r\n"
+    return out + f"--{BOUNDARY}--\r\n".encode()
+
+
+MULTIPART = {"Content-Type": f"multipart/form-data; boundary={BOUNDARY}"}
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "fragment"),
+    [
+        ({"Content-Type": "application/json"}, b"{}", "multipart/form-data"),
+        (MULTIPART, _form(("method_name", None, b"no file")), "no file was sent"),
+        (MULTIPART, _form(("file", "s.json", b"{}"), ("method_description", None, b"d" * 100_000)), "maximum size"),
+        (MULTIPART, _form(*[(f"f{i}", None, b"x") for i in range(100)]), "Too many fields"),
+        (MULTIPART, _form(*[(f"f{i}", f"{i}.json", b"{}") for i in range(10)]), "Too many files"),
+        (MULTIPART, b"--" + BOUNDARY.encode() + b"\r\nContent-Disposition: form-data\r\n\r\n" + bytes(1000), "form"),
+        (MULTIPART, _form(("file", "s.json", b"{}"), ("method_name", None, b"a\x00b")), "NUL character"),
+        (MULTIPART, _form(("file", "s\x00.json", b"{}")), "file name contains a NUL character"),
+    ],
+    ids=["not multipart", "no file", "huge field", "many fields", "many files", "broken multipart", "NUL", "NUL name"],
+)
+def test_hostile_form_is_refused_with_a_message(
+    server: LiveServer, headers: dict[str, str], body: bytes, fragment: str
+) -> None:
+    response = httpx.post(
+        server.submissions("svident-detection"),
+        headers={**server.auth(), **headers},
+        content=body,
+        timeout=TIMEOUT,
+    )
+    assert response.status_code == 422, response.text
+    assert fragment in message_of(response)
+
+
+class SlowBody:
+    """A multipart upload streamed in small chunks with pauses, counting what the client got to send;
+    ``hold`` (an event) makes it wait after its first chunk until the event is set."""
+
+    CHUNK = 16 * 1024
+
+    def __init__(self, chunks: int, *, pause: float = 0.005, hold: threading.Event | None = None) -> None:
+        self.chunks = chunks
+        self.pause = pause
+        self.hold = hold
+        self.sent = 0
+        self.started = threading.Event()
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield _form(("file", "slow.json", b""))[: -len(f"\r\n--{BOUNDARY}--\r\n")]
+        for _ in range(self.chunks):
+            yield b" " * self.CHUNK
+            self.sent += 1
+            self.started.set()
+            if self.hold is not None:
+                assert self.hold.wait(timeout=60), "the slow upload was never released"
+            time.sleep(self.pause)
+        yield f"\r\n--{BOUNDARY}--\r\n".encode()
+
+    def send(self, server: LiveServer) -> httpx.Response:
+        return httpx.post(
+            server.submissions("svident-detection"),
+            headers={**server.auth(), **MULTIPART},
+            content=iter(self),
+            timeout=TIMEOUT,
+        )
+
+
+OVER_LIMIT = Hostile("slow", "svident-detection", lambda ex: b"", ("The upload is too large", "at most 2.0 MB"), 413)
+
+
+def test_an_over_limit_upload_sent_slowly_is_refused_before_the_client_has_sent_it_all(server: LiveServer) -> None:
+    # 1,000 chunks of 16 KB are 16 MB, eight times the limit. The server answers once the body passes
+    # the limit (plus 256 KB for the form) and closes the connection, so the client stops sending: it
+    # gets the answer having sent about 2.25 MB / 16 KB = 144 chunks, plus what the sockets buffer.
+    body = SlowBody(1000)
+    assert_refused(body.send(server), OVER_LIMIT)
+    assert body.sent < body.chunks
+    assert httpx.get(f"{server.url}/api/v1/health").status_code == 200
+
+
+def test_others_are_served_while_a_slow_upload_is_in_flight(server: LiveServer) -> None:
+    release = threading.Event()
+    body = SlowBody(400, hold=release)
+    outcome: list[httpx.Response] = []
+    sender = threading.Thread(target=lambda: outcome.append(body.send(server)))
+    sender.start()
+    try:
+        assert body.started.wait(timeout=30)
+        ex = example("famus-sv")
+        assert httpx.get(f"{server.url}/", timeout=TIMEOUT).status_code == 200
+        board = httpx.get(server.api(f"{ex.path}/leaderboard"), timeout=TIMEOUT)
+        assert board.status_code == 200
+        assert "entries" in board.json()
+        accepted = upload(server, "famus-sv", ex.submission)
+        assert accepted.status_code == 202, accepted.text
+        assert wait_scored(server, accepted.json()["id"])["status"] == "scored"
+        assert sender.is_alive() and body.sent == 1  # the slow upload was in flight all along
+    finally:
+        release.set()
+        sender.join(timeout=120)
+    assert_refused(outcome[0], OVER_LIMIT)
+
+
+def test_the_hostile_batch_stores_nothing_and_peak_memory_stays_bounded(server: LiveServer) -> None:
+    before = server.count_submissions()
+    for case in HOSTILE:
+        assert_refused(upload(server, case.scorer, case.build(example(case.scorer)), case.filename), case)
+    assert_refused(SlowBody(1000, pause=0).send(server), OVER_LIMIT)
+    assert server.count_submissions() == before  # a refused file is not stored and costs no quota
+    grown = peak_rss_kb(server.pid) - server.warm_peak_kb
+    assert grown < MEMORY_BOUND_KB, f"the server's peak memory grew by {grown // 1024} MB"
+
+
+@pytest.mark.parametrize(
+    ("path", "fragment"),
+    [
+        ("competitions/svident%00", "path.competition: contains a NUL character"),
+        ("competitions/svident?all=%00", "query.all: contains a NUL character"),
+        (f"submissions/{2**40}", "less than or equal to 2147483647"),
+        ("submissions/-1", "greater than or equal to 1"),
+    ],
+    ids=["NUL in the path", "NUL in the query", "huge id", "negative id"],
+)
+def test_hostile_path_is_refused_with_a_message(server: LiveServer, path: str, fragment: str) -> None:
+    response = httpx.get(server.api(path), headers=server.auth(), timeout=TIMEOUT)
+    assert response.status_code == 422, response.text
+    assert fragment in message_of(response)
