@@ -30,8 +30,10 @@ class Settings(BaseSettings):
     max_upload_bytes: int = Field(
         default=50 * MB, gt=0, description="Largest submission file accepted, unless a phase sets its own."
     )
+    # Parsing JSON costs up to ~20x its size in objects, so this bound (not the upload limit) is what
+    # caps a worker's memory for a zipped submission: 100 MB is far above any seed task's test run.
     max_unzipped_bytes: int = Field(
-        default=500 * MB, gt=0, description="Largest size a zipped submission may unpack to."
+        default=100 * MB, gt=0, description="Largest size a zipped submission may unpack to."
     )
     max_zip_entries: int = Field(default=16, gt=0, description="Most entries a zipped submission may hold.")
     max_bundle_bytes: int = Field(
