@@ -11,12 +11,14 @@ from typing import Any
 
 import pytest
 import uvicorn
+from sqlalchemy import select
 from typer.testing import CliRunner, Result
 
 from app.cli import app
 from app.cli_baselines import describe_progress, new_lines, parse_options
 from app.config import Settings
 from app.main import create_app
+from app.storage.models import BaselineRun
 from tests.app.labels_baselines import NAME, LabelsCopy, registered
 from tests.app.labels_scorer import LabelScorer
 from tests.app.services.test_baseline_runs import setup
@@ -116,9 +118,14 @@ def test_a_run_is_followed_to_its_scored_submission(server: str, db: Any) -> Non
     followed = podium(*args, "--wait")
     assert followed.exit_code == 0, followed.output
     lines = followed.stdout.splitlines()
-    assert lines[0].startswith("baseline run 1 (test-labels-copy 2) on comp/labels/dev: ")
+    # Ids are not reset between tests on PostgreSQL: read the ones this run got.
+    with db.session(read_only=True) as session:
+        run_id, submission_id = session.execute(
+            select(BaselineRun.id, BaselineRun.submission_id).order_by(BaselineRun.id.desc()).limit(1)
+        ).one()
+    assert lines[0].startswith(f"baseline run {run_id} (test-labels-copy 2) on comp/labels/dev: ")
     assert any(line.endswith("copying the training labels") and line.startswith("  | ") for line in lines)
-    assert lines[-2:] == ["submission 1: scored", "  accuracy             1.000000"]
+    assert lines[-2:] == [f"submission {submission_id}: scored", "  accuracy             1.000000"]
 
     as_json = json.loads(podium(*args, "--wait", "--json").stdout)
     assert (as_json["run"]["status"], as_json["run"]["options"]["steps"]) == ("succeeded", 3)

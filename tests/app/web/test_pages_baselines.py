@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import func, select
 
 from app.storage.db import Database
+from app.storage.models import BaselineRun
 from tests.app.builders import make_user
 from tests.app.labels_baselines import NAME, LabelsCopy, registered
 from tests.app.labels_scorer import LabelScorer
@@ -18,6 +20,13 @@ from tests.app.web.test_pages import BOARD, login, setup, text, token, wait
 from tests.app.worker.test_baseline_job import eventually
 
 ORGANIZE = f"{BOARD}/organize"
+
+
+def last_run(db: Database) -> int:
+    """The newest run's id (ids are not reset between tests on PostgreSQL)."""
+    with db.session(read_only=True) as session:
+        found: int = session.scalar(select(func.max(BaselineRun.id)))
+        return found
 
 
 @pytest.fixture
@@ -36,11 +45,12 @@ def test_an_organizer_starts_a_run_and_follows_it_on_the_page(db: Database, clie
     )
     assert (started.status_code, started.headers["location"]) == (303, ORGANIZE)
     wait(client)
+    run = last_run(db)
     shown = text(client.get(ORGANIZE))
-    assert f"Baseline run 1 ({NAME} 2) is queued." in shown
+    assert f"Baseline run {run} ({NAME} 2) is queued." in shown
     assert "Copy the training labels" in shown and "succeeded" in shown
     assert "4 / 4 (100.00 %)" in shown
-    assert client.get("/baseline-runs/1/status.json").json()["status"] == "succeeded"
+    assert client.get(f"/baseline-runs/{run}/status.json").json()["status"] == "succeeded"
 
 
 def test_a_refused_start_shows_the_reason(db: Database, client: TestClient, system: Any) -> None:
@@ -57,19 +67,19 @@ def test_an_organizer_cancels_a_run_from_the_page(db: Database, client: TestClie
     setup(db)
     login(client, "olga")
     slow = {"baseline": NAME, "options": {"steps": 100_000}}  # other options than the defaults: the API
-    client.post(f"{API_PHASE}/baseline-runs", headers=auth(db, "olga"), json=slow)
-    status = "/baseline-runs/1/status.json"
+    run = client.post(f"{API_PHASE}/baseline-runs", headers=auth(db, "olga"), json=slow).json()["id"]
+    status = f"/baseline-runs/{run}/status.json"
     eventually(lambda: client.get(status).json()["progress"]["done"] > 0, "the run's first report")
     page = client.get(ORGANIZE)
-    assert 'action="/baseline-runs/1/cancel"' in page.text
-    asked = client.post("/baseline-runs/1/cancel", data={"csrf_token": token(page)}, follow_redirects=False)
+    assert f'action="/baseline-runs/{run}/cancel"' in page.text
+    asked = client.post(f"/baseline-runs/{run}/cancel", data={"csrf_token": token(page)}, follow_redirects=False)
     assert (asked.status_code, asked.headers["location"]) == (303, ORGANIZE)
     wait(client)
     after = client.get(ORGANIZE)
-    assert "Baseline run 1 stops at its next check." in text(after)
+    assert f"Baseline run {run} stops at its next check." in text(after)
     assert client.get(status).json()["status"] == "cancelled"
-    assert 'action="/baseline-runs/1/cancel"' not in after.text  # a finished run has no cancel button
-    again = client.post("/baseline-runs/1/cancel", data={"csrf_token": token(after)})
+    assert f'action="/baseline-runs/{run}/cancel"' not in after.text  # a finished run has no cancel button
+    again = client.post(f"/baseline-runs/{run}/cancel", data={"csrf_token": token(after)})
     assert again.status_code == 409
 
 
@@ -80,11 +90,12 @@ def test_participants_see_no_runs(db: Database, client: TestClient, system: Any)
         session.commit()
     login(client, "olga")
     client.post(f"{ORGANIZE}/baseline-runs", data={"csrf_token": token(client.get(ORGANIZE)), "baseline": NAME})
-    eventually(lambda: client.get("/baseline-runs/1/status.json").json()["status"] == "succeeded", "the run")
+    status = f"/baseline-runs/{last_run(db)}/status.json"
+    eventually(lambda: client.get(status).json()["status"] == "succeeded", "the run")
     client.post("/logout", data={"csrf_token": token(client.get(ORGANIZE))})
     login(client, "ada")
     assert client.get(ORGANIZE).status_code == 403
-    assert client.get("/baseline-runs/1/status.json").status_code == 404
+    assert client.get(status).status_code == 404
     form = client.get(BOARD)
     refused = client.post(f"{ORGANIZE}/baseline-runs", data={"csrf_token": token(form), "baseline": NAME})
     assert refused.status_code == 403
