@@ -103,14 +103,20 @@ def score_command(
 ) -> None:
     """Score a submission against a gold file, offline, exactly as the server does."""
     from scorers import ScorerError, get_scorer, unpack_submission
+    from scorers.io import gc_paused
 
     options = load_options(config)
     try:
         instance = get_scorer(scorer, options)
-        gold_data = instance.parse_gold(read_file(gold, "gold file"))
-        content, _ = unpack_submission(read_file(submission, "submission"))
-        parsed = instance.parse_submission(content, gold_data)
-        report = instance.compute(gold_data, parsed).to_dict()
+        gold_bytes = read_file(gold, "gold file")
+        submission_bytes = read_file(submission, "submission")
+        # One pause for all three steps: between separate pauses the collector would walk
+        # everything parsed so far (see gc_paused).
+        with gc_paused():
+            gold_data = instance.parse_gold(gold_bytes)
+            content, _ = unpack_submission(submission_bytes)
+            parsed = instance.parse_submission(content, gold_data)
+            report = instance.compute(gold_data, parsed).to_dict()
     except ScorerError as exc:
         fail(str(exc))
     if as_json:

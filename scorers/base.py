@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
 from scorers.errors import OptionsError
-from scorers.io import unpack_submission
+from scorers.io import gc_paused, unpack_submission
 
 G = TypeVar("G")
 S = TypeVar("S")
@@ -189,6 +189,9 @@ class Scorer(ABC, Generic[G, S]):
         return {self.unit: {key: self.aggregate([value]) for key, value in stats.items()}}
 
     # -- conveniences ---------------------------------------------------------------------
+    # The statistics, tables and breakdowns of thousands of units are many small containers, and a collector
+    # pass among them would also walk the whole parsed gold and submission: see scorers.io.gc_paused.
+    @gc_paused()
     def compute(self, gold: G, submission: S, units: Sequence[str] | None = None) -> ScoreReport:
         """Score a parsed submission; with ``units``, only on those units (repeats allowed)."""
         stats = self.unit_stats(gold, submission)
@@ -197,6 +200,7 @@ class Scorer(ABC, Generic[G, S]):
         table = self.breakdown(gold, submission, stats) if units is None else {}
         return ScoreReport(self.name, self.version, metrics, table, stats)
 
+    @gc_paused()  # the three steps under one pause, so that the collector walks their objects at most once
     def score(self, gold_bytes: bytes, submission_bytes: bytes) -> ScoreReport:
         """Parse both files (unzipping the submission if needed) and compute."""
         gold = self.parse_gold(gold_bytes)

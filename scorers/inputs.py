@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from scorers.errors import InvalidGold, Problem, Problems, UnknownScorer
-from scorers.io import iter_json_lines, read_tsv
+from scorers.io import gc_paused, iter_json_lines, read_tsv
 
 SVIDENT_INPUT_COLUMNS = ("sentence", "research_data", "doc_id", "uuid", "lang")
 SVIDENT_ANSWER_COLUMNS = ("is_variable", "variable")
@@ -151,4 +151,5 @@ def participant_inputs(scorer: str, gold: bytes) -> tuple[str, bytes]:
     if derive is None:
         known = ", ".join(input_formats())
         raise UnknownScorer(f"no participant inputs format is defined for scorer {scorer!r}; defined for: {known}")
-    return derive(gold)
+    with gc_paused():  # many small containers, no cycles: see scorers.io.gc_paused
+        return derive(gold)

@@ -17,11 +17,13 @@ import json
 import lzma
 import math
 import posixpath
+import re
 import stat
 import threading
 import zipfile
 import zlib
-from collections.abc import Iterator
+from _json import scanstring  # what json's own object parser reads keys with (json.decoder has it untyped)
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from scorers.errors import InvalidSubmission, Problem, Problems, ValidationError
@@ -47,9 +49,12 @@ def gc_paused() -> Iterator[None]:
 
     Parsing allocates millions of containers and none of them form cycles, yet each
     allocation burst triggers a full collection pass: on the 100x inputs of PERFORMANCE.md
-    that is about two thirds of the reading time. Reference counting still frees memory.
-    Nested and concurrent users share one counter, so the collector is enabled again when
-    the last of them leaves, and only if it was enabled before the first came in.
+    that is about two thirds of the reading time. The pause must cover the whole parse, not
+    only ``json.loads``: the tuples and records built from the parsed values right after it
+    would make the collector walk everything parsed so far, again and again. Reference
+    counting still frees memory. Nested and concurrent users share one counter, so the
+    collector is enabled again when the last of them leaves, and only if it was enabled
+    before the first came in. ``@gc_paused()`` also works as a function decorator.
     """
     global _gc_depth, _gc_was_enabled
     with _gc_lock:
@@ -103,29 +108,46 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def loads_strict(text: str) -> Any:
+def strict_decoder() -> json.JSONDecoder:
+    """A JSON decoder with SCORING.md's rules: repeated keys, NaN/Infinity and overflowing numbers refused.
+
+    Making one costs about as much as parsing a short line, so a caller that parses many texts makes it once.
+    """
+    return json.JSONDecoder(
+        object_pairs_hook=_object_without_repeats, parse_constant=_refuse_constant, parse_float=_finite_float
+    )
+
+
+def _json_message(exc: ValueError | RecursionError) -> str:
+    """The message for what the strict decoder raised: where (for a syntax error) and what."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})"
+    if isinstance(exc, _Refused):
+        return str(exc)
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply"
+    return f"not valid JSON ({exc})"  # e.g. an integer literal with tens of thousands of digits
+
+
+def loads_strict(text: str, decoder: json.JSONDecoder | None = None) -> Any:
     """Parse one JSON text by SCORING.md's rules; raises ``ValueError`` with a located message."""
     try:
-        return json.loads(
-            text,
-            object_pairs_hook=_object_without_repeats,
-            parse_constant=_refuse_constant,
-            parse_float=_finite_float,
-        )
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})") from None
-    except _Refused as exc:
-        raise ValueError(str(exc)) from None
-    except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
-    except ValueError as exc:  # e.g. an integer literal with tens of thousands of digits
-        raise ValueError(f"not valid JSON ({exc})") from None
+        if text.startswith("\ufeff"):  # as json.loads refuses it; the decoder alone would say "Expecting value"
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        return (decoder or strict_decoder()).decode(text)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(_json_message(exc)) from None
+
+
+def _blank(text: str) -> bool:
+    # Same as ``not text.strip()``, without copying the text.
+    return not text or text.isspace()
 
 
 def load_json(data: bytes, error: type[ValidationError] = InvalidSubmission) -> Any:
     """Decode and parse a whole-file JSON document."""
     text = decode_text(data, error)
-    if not text.strip():
+    if _blank(text):
         raise error([Problem("", "the file is empty; expected a JSON document")])
     try:
         with gc_paused():
@@ -134,38 +156,156 @@ def load_json(data: bytes, error: type[ValidationError] = InvalidSubmission) -> 
         raise error([Problem("", str(exc))]) from None
 
 
+#: JSON's white space, as ``json.decoder.WHITESPACE``.
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _skip_space(text: str, index: int) -> int:
+    match = _JSON_SPACE.match(text, index)
+    return match.end() if match else index
+
+
+def iter_json_object(
+    data: bytes, not_object: Callable[[Any], ValidationError], error: type[ValidationError] = InvalidSubmission
+) -> Iterator[tuple[str, Any]]:
+    """Yield the ``(key, value)`` pairs of a file whose top level is one JSON object, one pair at a time.
+
+    The same file as ``load_json`` reads it, refused with the same messages, but a caller that keeps only
+    part of each value (a run pruned to its top candidates) never holds the whole parsed object. The
+    refusals of the whole parse come first, as there: a syntax error anywhere in the file, then a key repeated
+    at the top level (found when the object closes), then text after it; a caller therefore collects its own
+    problems until the last pair. A top level that is not an object is parsed whole and refused with
+    ``not_object(value)``. The caller pauses the collector over its loop (``gc_paused``).
+    """
+    text = decode_text(data, error)
+    if _blank(text):
+        raise error([Problem("", "the file is empty; expected a JSON document")])
+    decoder = strict_decoder()
+    start = _skip_space(text, 0)
+    if not text.startswith("{", start):
+        try:
+            value = loads_strict(text, decoder)
+        except ValueError as exc:
+            raise error([Problem("", str(exc))]) from None
+        raise not_object(value)
+    try:
+        yield from _object_members(text, start + 1, decoder)
+    except (ValueError, RecursionError) as exc:
+        raise error([Problem("", _json_message(exc))]) from None
+
+
+def _object_members(text: str, index: int, decoder: json.JSONDecoder) -> Iterator[tuple[str, Any]]:
+    """The members of the object whose ``{`` ends before ``index``, then the checks after it.
+
+    Written by hand because the standard library parses an object only whole. It follows
+    ``_parse_object_unicode`` of CPython's ``_json`` step by step, so that every error is the one
+    ``json.loads`` raises, at the same place; keys are read by the same ``scanstring``, values by the
+    same decoder.
+    """
+    seen: set[str] = set()
+    repeated: str | None = None
+    index = _skip_space(text, index)
+    closed = text.startswith("}", index)
+    while not closed:
+        if not text.startswith('"', index):
+            raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, index)
+        key, index = scanstring(text, index + 1, True)
+        index = _skip_space(text, index)
+        if not text.startswith(":", index):
+            raise json.JSONDecodeError("Expecting ':' delimiter", text, index)
+        value, index = decoder.raw_decode(text, _skip_space(text, index + 1))
+        if key in seen:
+            repeated = repeated if repeated is not None else key
+        else:
+            seen.add(key)
+        yield key, value
+        index = _skip_space(text, index)
+        closed = text.startswith("}", index)
+        if not closed:
+            if not text.startswith(",", index):
+                raise json.JSONDecodeError("Expecting ',' delimiter", text, index)
+            index = _skip_space(text, index + 1)
+    if repeated is not None:  # the object hook of the whole parse sees the repeat when the object closes
+        raise _Refused(f"key {repeated!r} appears more than once in one object")
+    index = _skip_space(text, index + 1)
+    if index != len(text):
+        raise json.JSONDecodeError("Extra data", text, index)
+
+
 def iter_json_lines(
     data: bytes, problems: Problems, error: type[ValidationError] = InvalidSubmission
 ) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, value)`` for every non-blank line; bad lines go to ``problems``."""
-    text = decode_text(data, error)
-    if not text.strip():
+    """Yield ``(line_number, value)`` for every non-blank line; bad lines go to ``problems``.
+
+    Lines are decoded and parsed one at a time, straight from the bytes, so that neither a decoded copy of
+    the whole file nor its parsed lines are held at once: a caller that keeps a few fields of each line
+    holds only those. Text that is not UTF-8 is refused at once, naming its line and byte (counted after
+    a leading byte-order mark), and a file of blank lines is refused as empty. The caller pauses the
+    collector over its whole loop (``gc_paused``): what it builds from each line counts as much as the line.
+    """
+    offset = len(BOM) if data.startswith(BOM) else 0
+    view = memoryview(data)
+    decoder = strict_decoder()
+    blank = True
+    number, start, size = 0, offset, len(data)
+    while start <= size:
+        end = data.find(b"\n", start)
+        if end < 0:
+            end = size
+        number += 1
+        try:
+            line = str(view[start:end], "utf-8")
+        except UnicodeDecodeError as exc:
+            where = f"line {number}, byte {start - offset + exc.start}"
+            raise error([Problem(where, "is not UTF-8 text (save the file as UTF-8)")]) from None
+        start = end + 1
+        if _blank(line):
+            continue
+        blank = False
+        try:
+            value = loads_strict(line, decoder)
+        except ValueError as exc:
+            message = str(exc)
+            if message.startswith("line 1, "):
+                message = message[len("line 1, ") :]
+            problems.add(f"line {number}", message)
+            continue
+        yield number, value
+    if blank:
         raise error([Problem("", "the file is empty; expected one JSON object per line")])
-    parsed: list[tuple[int, Any]] = []
-    # Parsed eagerly so that the collector is paused for exactly the parse (see gc_paused).
-    with gc_paused():
-        for number, line in enumerate(text.split("\n"), start=1):
-            if not line.strip():
-                continue
-            try:
-                parsed.append((number, loads_strict(line)))
-            except ValueError as exc:
-                message = str(exc)
-                if message.startswith("line 1, "):
-                    message = message[len("line 1, ") :]
-                problems.add(f"line {number}", message)
-    yield from parsed
+
+
+def iter_tsv(data: bytes, error: type[ValidationError]) -> Iterator[tuple[int, list[str]]]:
+    """Yield ``(line_number, row)`` for every non-empty row of a tab-separated file with double-quote quoting.
+
+    Fields may hold quoted tabs and newlines, so a row's number is the line it starts on. The bytes are
+    decoded as they are read (a leading byte-order mark dropped), never copied whole into a string: a
+    string of the file would take one to four bytes a character, and a ``StringIO`` of it as much again.
+    """
+    reader = csv.reader(
+        io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline=""),
+        delimiter="\t",
+        quotechar='"',
+        strict=True,
+    )
+    start = 1
+    try:
+        for row in reader:
+            if row:
+                yield start, row
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise error([Problem(f"line {reader.line_num}", f"not a valid TSV row ({exc})")]) from None
+    except UnicodeDecodeError:
+        # The decoder read ahead by a chunk and counts from there: decoding the whole text names the place.
+        decode_text(data, error)
+        raise
 
 
 def read_tsv(data: bytes, error: type[ValidationError]) -> list[list[str]]:
-    """Read a tab-separated file with double-quote quoting (fields may hold tabs and newlines)."""
-    text = decode_text(data, error)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t", quotechar='"', strict=True)
-    try:
-        with gc_paused():
-            return [row for row in reader if row]
-    except csv.Error as exc:
-        raise error([Problem(f"line {reader.line_num}", f"not a valid TSV row ({exc})")]) from None
+    """The non-empty rows of a tab-separated file (see ``iter_tsv``)."""
+    with gc_paused():
+        return [row for _, row in iter_tsv(data, error)]
 
 
 def is_zip(data: bytes) -> bool:

@@ -40,7 +40,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from scorers.base import prf
 
@@ -247,6 +246,16 @@ def role_work(texts: Collection[str], gold: tuple[int, int] | None, *, join: boo
 
 
 # -- alignment ------------------------------------------------------------------------------------
+def _max_assignment(matrix: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """Rows and columns of a one-to-one maximum-weight matching (SciPy's Hungarian algorithm)."""
+    # Imported here: SciPy's optimize package takes about 0.4 s to import, which every process that only
+    # loads the scorer library (the web tier, other tasks) would pay.
+    from scipy.optimize import linear_sum_assignment
+
+    rows, cols = linear_sum_assignment(matrix, maximize=True)
+    return rows, cols
+
+
 def best_matching_sum(weights: Sequence[Sequence[float]]) -> float:
     """Total weight of a one-to-one maximum-weight matching (weights are non-negative)."""
     if not weights or not weights[0]:
@@ -254,7 +263,7 @@ def best_matching_sum(weights: Sequence[Sequence[float]]) -> float:
     if len(weights) == 1 or len(weights[0]) == 1:
         return float(max(max(row) for row in weights))
     matrix = np.asarray(weights, dtype=float)
-    rows, cols = linear_sum_assignment(matrix, maximize=True)
+    rows, cols = _max_assignment(matrix)
     return float(matrix[rows, cols].sum())
 
 
@@ -314,7 +323,7 @@ def _align(
                 if row != keep:
                     matrix[row] = 0.0
                     shares[row] = [{} for _ in predicted]
-        matched_rows, matched_cols = linear_sum_assignment(matrix, maximize=True)
+        matched_rows, matched_cols = _max_assignment(matrix)
         per_role: dict[str, float] = {}
         for i, j in zip(matched_rows, matched_cols, strict=True):
             for role, value in shares[i][j].items():

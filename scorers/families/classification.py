@@ -62,8 +62,8 @@ def group_prf(
         return {}
     n_labels = len(labels)
     table = np.asarray(codes, dtype=np.int64)
-    # One scikit-learn call for all groups: a (group, label) pair becomes one class of its own, so the
-    # per-class counts are the per-group ones, and scoring 3,000 groups costs one call instead of 3,000.
+    # One pass for all groups: a (group, label) pair becomes one class of its own, so the per-class counts
+    # are the per-group ones, and scoring 3,000 groups costs one vectorised count instead of 3,000.
     gold_classes = table[:, 0] * n_labels + table[:, 1]
     pred_classes = table[:, 0] * n_labels + table[:, 2]
     classes = np.union1d(gold_classes, pred_classes)
@@ -94,12 +94,25 @@ def group_prf(
 def _per_class(
     gold: np.ndarray[Any, Any], pred: np.ndarray[Any, Any], classes: np.ndarray[Any, Any]
 ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    # Imported here: scikit-learn takes about a second to import, and most users of the scorer
-    # library (the web tier, other tasks) never need it.
-    from sklearn.metrics import precision_recall_fscore_support
+    """Precision, recall, F1 and gold support of each of the sorted ``classes``.
 
-    p, r, f, s = precision_recall_fscore_support(gold, pred, labels=classes, average=None, zero_division=0)
-    return p, r, f, s
+    The numbers of scikit-learn's ``precision_recall_fscore_support(average=None, zero_division=0)``, from the
+    same counts by the same formulas (F1 = 2·TP / (gold + predicted)), so equal to the last bit. Written with
+    numpy because importing scikit-learn takes about 0.8 s, more than scoring 3,000 groups.
+    """
+    gold_at, pred_at = np.searchsorted(classes, gold), np.searchsorted(classes, pred)
+    size = len(classes)
+    tp = np.bincount(gold_at[gold == pred], minlength=size)
+    support = np.bincount(gold_at, minlength=size)
+    predicted = np.bincount(pred_at, minlength=size)
+    return _divide(tp, predicted), _divide(tp, support), _divide(2 * tp, support + predicted), support
+
+
+def _divide(numerator: np.ndarray[Any, Any], denominator: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Element-wise quotient; 0 where the denominator is 0."""
+    out = np.zeros(len(numerator), dtype=np.float64)
+    np.divide(numerator, denominator, out=out, where=denominator > 0)
+    return out
 
 
 def _mean(values: np.ndarray[Any, Any], weights: np.ndarray[Any, Any]) -> float:

@@ -196,11 +196,10 @@ class FamusSvScorer(Scorer[SvGold, dict[str, int]]):
 
     def breakdown(self, gold: SvGold, submission: dict[str, int], stats: Mapping[str, UnitStats]) -> Breakdown:
         # One row per instance says nothing a reader needs; frames group instances meaningfully.
-        by_frame: dict[str, list[UnitStats]] = {}
-        for instance, value in stats.items():
-            frame = gold.frames.get(instance)
-            if frame is not None:
-                by_frame.setdefault(frame, []).append(value)
+        frames = gold.frames
+        by_frame = binary.grouped_scores(
+            (frames[instance], value) for instance, value in stats.items() if instance in frames
+        )
         if not by_frame:
             return {}
-        return {"frame": {frame: self.aggregate(by_frame[frame]) for frame in sorted(by_frame)}}
+        return {"frame": {frame: by_frame[frame] for frame in sorted(by_frame)}}

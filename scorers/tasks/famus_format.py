@@ -113,6 +113,7 @@ def _parse_gold_template(raw: Any, where: str, problems: Problems, limits: CdaeL
     return Template(frame, tuple(roles))
 
 
+@gc_paused()  # many small containers, no cycles: see scorers.io.gc_paused
 def parse_cdae_gold(data: bytes, limits: CdaeLimits = CdaeLimits()) -> CdaeGold:
     """Read IterX-format gold lines; raise ``InvalidGold`` listing the problems."""
     problems = Problems(InvalidGold)
@@ -232,6 +233,7 @@ class _Budget:
                 )
 
 
+@gc_paused()
 def parse_cdae_submission(
     data: bytes, gold: CdaeGold, *, join: bool = True, limits: CdaeLimits = CdaeLimits()
 ) -> dict[str, list[Template]]:
@@ -246,8 +248,7 @@ def parse_cdae_submission(
         raise InvalidSubmission(
             [Problem("", f"expected a JSON object mapping each docid to a list of templates; got {got}")]
         )
-    with gc_paused():  # many small containers, no cycles: see scorers.io.gc_paused
-        return _cdae_templates(raw, gold, join, limits)
+    return _cdae_templates(raw, gold, join, limits)
 
 
 def _cdae_templates(raw: dict[str, Any], gold: CdaeGold, join: bool, limits: CdaeLimits) -> dict[str, list[Template]]:
@@ -301,6 +302,7 @@ def _label(value: Any) -> int | None:
     return None
 
 
+@gc_paused()
 def parse_sv_gold(data: bytes) -> SvGold:
     """Read source-validation release lines; raise ``InvalidGold`` listing the problems."""
     problems = Problems(InvalidGold)
@@ -328,6 +330,7 @@ def parse_sv_gold(data: bytes) -> SvGold:
     return SvGold(labels, frames)
 
 
+@gc_paused()
 def parse_sv_submission(data: bytes, gold: SvGold) -> dict[str, int]:
     """Read ``{instance_id: label}``; every gold id exactly once, labels 0/1/true/false."""
     raw = load_json(data, InvalidSubmission)

@@ -16,7 +16,7 @@ from typing import Any
 
 from scorers.errors import InvalidGold, InvalidSubmission, Problems
 from scorers.families.spans import Entity, Relation, relation_key
-from scorers.io import iter_json_lines
+from scorers.io import gc_paused, iter_json_lines
 from scorers.tasks.limits import Limits, bound
 
 #: ``(first, last)`` token offset of a sentence; ``last < first`` for a sentence without tokens.
@@ -39,10 +39,11 @@ class RowLimits(Limits):
 
 @dataclass(frozen=True)
 class GoldDocument:
-    """One gold paper: its sentences, their token bounds and the gold rows of each sentence."""
+    """One gold paper: a digest of each sentence's tokens (``sentence_digest``), the sentences' token bounds and
+    the gold rows of each sentence."""
 
     doc_id: str
-    sentences: list[list[str]]
+    sentence_digests: list[int]
     bounds: list[Bounds]
     entities: list[list[Entity]]
     relations: list[list[Relation]]
@@ -280,6 +281,19 @@ def _sentences(value: Any, where: str, problems: Problems) -> list[list[str]] | 
     return value
 
 
+def sentence_digest(tokens: Any) -> int | None:
+    """A digest of one sentence's tokens; None for anything but a list of strings.
+
+    The gold keeps digests rather than the tokens (which took two thirds of a parsed gold's memory), only to tell
+    whether a submission's optional copy of the sentences is the gold's. Python's hash of the token tuple is enough for
+    that: equal tokens give equal digests, and a collision (about 1 in 2**64, under a seed that changes with the
+    process) would only let through a copy that is not used for anything else.
+    """
+    if type(tokens) is not list or not all(type(token) is str for token in tokens):
+        return None
+    return hash(tuple(tokens))
+
+
 def _bounds(sentences: list[list[str]]) -> list[Bounds]:
     bounds: list[Bounds] = []
     start = 0
@@ -289,6 +303,7 @@ def _bounds(sentences: list[list[str]]) -> list[Bounds]:
     return bounds
 
 
+@gc_paused()  # many small containers, no cycles: see scorers.io.gc_paused
 def parse_gold(data: bytes, limits: RowLimits = RowLimits()) -> SciERGold:
     """Validate a span-format gold file; refuse with ``InvalidGold`` naming every problem found."""
     problems = Problems(InvalidGold)
@@ -320,12 +335,14 @@ def parse_gold(data: bytes, limits: RowLimits = RowLimits()) -> SciERGold:
         entities = rows.entities(obj["ner"], "ner", bounds, where)
         relations = rows.relations(obj["relations"], "relations", bounds, where)
         if entities is not None and relations is not None:
-            documents[doc_id] = GoldDocument(doc_id, sentences, bounds, entities, relations)
+            digests = [hash(tuple(tokens)) for tokens in sentences]  # as sentence_digest; _sentences checked them
+            documents[doc_id] = GoldDocument(doc_id, digests, bounds, entities, relations)
     rows.check_labels()
     problems.raise_if_any()
     return SciERGold(documents)
 
 
+@gc_paused()
 def parse_submission(
     data: bytes,
     gold: SciERGold,
@@ -413,15 +430,15 @@ class _SubmissionReader:
 
 def _check_sentences(value: Any, doc: GoldDocument, where: str, problems: Problems) -> None:
     """An optional ``sentences`` copy must equal the gold's, so offsets refer to the same tokens."""
-    if value == doc.sentences:
-        return
-    if not isinstance(value, list) or len(value) != len(doc.sentences):
+    gold = doc.sentence_digests
+    if not isinstance(value, list) or len(value) != len(gold):
         size = f"{len(value)} sentences" if isinstance(value, list) else kind(value)
-        expected = f"gold has {len(doc.sentences)}"
+        expected = f"gold has {len(gold)}"
         problems.add(where, f"sentences differs from the gold ({size}, {expected}); omit it or copy it from the gold")
         return
-    k = next(k for k, (a, b) in enumerate(zip(value, doc.sentences, strict=True)) if a != b)
-    problems.add(where, f"sentences[{k}] differs from the gold's sentence {k}; omit it or copy it from the gold")
+    k = next((k for k, tokens in enumerate(value) if sentence_digest(tokens) != gold[k]), None)
+    if k is not None:
+        problems.add(where, f"sentences[{k}] differs from the gold's sentence {k}; omit it or copy it from the gold")
 
 
 def symmetric_labels(settings: Mapping[str, Any]) -> frozenset[str]:

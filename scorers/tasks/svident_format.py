@@ -12,8 +12,6 @@ what was expected.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -21,7 +19,7 @@ from typing import Any
 
 from scorers.errors import InvalidGold, InvalidSubmission, Problem, Problems
 from scorers.families import ranking
-from scorers.io import decode_text, load_json, read_tsv
+from scorers.io import gc_paused, iter_json_object, iter_tsv, load_json
 from scorers.tasks.limits import Limits, bound
 
 COLUMNS = ("sentence", "is_variable", "variable", "research_data", "doc_id", "uuid", "lang")
@@ -79,56 +77,64 @@ def _kind(value: Any) -> str:
 # -- gold -----------------------------------------------------------------------------------------
 
 
+@gc_paused()  # many small containers, no cycles: see scorers.io.gc_paused
 def parse_gold(data: bytes) -> SvIdentGold:
-    """Validate the release TSV; refuse missing columns, bad labels, empty or repeated uuids."""
-    rows = read_tsv(data, InvalidGold)
+    """Validate the release TSV; refuse missing columns, bad labels, empty or repeated uuids.
+
+    Rows are read and checked one at a time (``iter_tsv``), so only what the gold keeps of each is held.
+    """
+    rows = iter_tsv(data, InvalidGold)
     expected = ", ".join(COLUMNS)
-    if not rows:
+    first = next(rows, None)
+    if first is None:
         raise InvalidGold(
             [Problem("", f"the file is empty; expected a header row ({expected}) and one row per sentence")]
         )
-    header = [name.strip() for name in rows[0]]
+    header_line, header = first[0], [name.strip() for name in first[1]]
     missing = [name for name in COLUMNS if name not in header]
     repeated = sorted({name for name in COLUMNS if header.count(name) > 1})
     if missing or repeated:
         what = (
             f"lacks the column(s) {', '.join(missing)}" if missing else f"repeats the column(s) {', '.join(repeated)}"
         )
-        line = _row_lines(data)[0]
-        raise InvalidGold([Problem(f"line {line}", f"the header row {what}; expected the columns {expected}")])
-    if len(rows) == 1:
-        raise InvalidGold([Problem("", "the file has a header row but no sentences")])
+        raise InvalidGold([Problem(f"line {header_line}", f"the header row {what}; expected the columns {expected}")])
     at = {name: header.index(name) for name in COLUMNS}
-    # (row index, message, row index of an earlier row it names); made lines only on refusal (_row_lines).
-    issues: list[tuple[int, str, int | None]] = []
-    first_row: dict[str, int] = {}
+    problems = Problems(InvalidGold)
+    first_line: dict[str, int] = {}
     label: dict[str, int] = {}
     group: dict[str, tuple[str, str]] = {}
     relevant: dict[str, frozenset[str]] = {}
-    for index, row in enumerate(rows[1:], start=1):
+    sentences = 0
+    for line, row in rows:
+        sentences += 1
         if len(row) != len(header):
-            issues.append(
-                (index, f"has {len(row)} tab-separated fields; expected {len(header)} as in the header", None)
+            problems.add(
+                f"line {line}", f"has {len(row)} tab-separated fields; expected {len(header)} as in the header"
             )
             continue
         uuid, is_variable = row[at["uuid"]].strip(), row[at["is_variable"]].strip()
         lang, doc_id = row[at["lang"]].strip(), row[at["doc_id"]].strip()
-        problems = _row_problems(uuid, is_variable, lang, doc_id)
-        issues.extend((index, message, None) for message in problems)
-        if uuid in first_row:
-            issues.append((index, f"uuid {show(uuid)} is repeated; uuids must be unique", first_row[uuid]))
+        found = _row_problems(uuid, is_variable, lang, doc_id)
+        for message in found:
+            problems.add(f"line {line}", message)
+        if uuid in first_line:
+            problems.add(
+                f"line {line}",
+                f"uuid {show(uuid)} is repeated; uuids must be unique (first on line {first_line[uuid]})",
+            )
             continue
         if uuid:
-            first_row[uuid] = index
-        if problems:
+            first_line[uuid] = line
+        if found:
             continue
         label[uuid] = int(is_variable)
         group[uuid] = (lang, doc_id)
         variables = frozenset(v.strip() for v in row[at["variable"]].split(";")) - {"", UNKNOWN_VARIABLE}
         if is_variable == "1" and variables:
             relevant[uuid] = variables
-    if issues:
-        _refuse(data, issues)
+    if not sentences:
+        raise InvalidGold([Problem("", "the file has a header row but no sentences")])
+    problems.raise_if_any()
     return SvIdentGold(label, group, relevant)
 
 
@@ -147,43 +153,21 @@ def _row_problems(uuid: str, is_variable: str, lang: str, doc_id: str) -> list[s
     return problems
 
 
-def _refuse(data: bytes, issues: list[tuple[int, str, int | None]]) -> None:
-    lines = _row_lines(data)
-    problems = Problems(InvalidGold)
-    for index, message, earlier in issues:
-        problems.add(
-            f"line {lines[index]}", message if earlier is None else f"{message} (first on line {lines[earlier]})"
-        )
-    problems.raise_if_any()
-
-
-def _row_lines(data: bytes) -> list[int]:
-    """The line on which each non-empty row of the TSV starts.
-
-    ``read_tsv`` returns rows without their place, and a quoted field may span lines, so the lines are
-    found again with the same reader settings; this runs only when the gold is being refused.
-    """
-    reader = csv.reader(
-        io.StringIO(decode_text(data, InvalidGold), newline=""), delimiter="\t", quotechar='"', strict=True
-    )
-    starts, start = [], 1
-    for row in reader:
-        if row:
-            starts.append(start)
-        start = reader.line_num + 1
-    return starts
-
-
 # -- submissions ----------------------------------------------------------------------------------
+
+
+def _not_object(shape: str, value: Any) -> InvalidSubmission:
+    return InvalidSubmission([Problem("top level", f"expected one JSON object {shape}, not {_kind(value)}")])
 
 
 def _top_object(data: bytes, shape: str) -> dict[str, Any]:
     value = load_json(data, InvalidSubmission)
     if not isinstance(value, dict):
-        raise InvalidSubmission([Problem("top level", f"expected one JSON object {shape}, not {_kind(value)}")])
+        raise _not_object(shape, value)
     return value
 
 
+@gc_paused()
 def parse_labels(data: bytes, gold: SvIdentGold) -> dict[str, int]:
     """Task 1: ``{uuid: label}`` with a label "0"/"1" or 0/1 for every gold uuid and nothing else."""
     submitted = _top_object(data, '{uuid: label} with labels "0"/"1" or 0/1')
@@ -203,6 +187,7 @@ def parse_labels(data: bytes, gold: SvIdentGold) -> dict[str, int]:
     return labels
 
 
+@gc_paused()
 def parse_run(
     data: bytes,
     gold: SvIdentGold,
@@ -214,16 +199,22 @@ def parse_run(
     """Task 2: ``{uuid: {variable_id: score}}`` with finite number scores; returns the queries' lists.
 
     Lists of gold sentences that are not queries are validated, then dropped. Each query's list is
-    pruned to the candidates that can reach the depth its measures look at (``ranking.prune``), so a
-    huge run is not held in memory longer than its parsing takes.
+    pruned to the candidates that can reach the depth its measures look at (``ranking.prune``) as soon
+    as it is read, so a huge run is never held whole: only its text and the pruned lists.
     """
-    submitted = _top_object(data, "{uuid: {variable_id: score}}")
-    total = sum(len(candidates) for candidates in submitted.values() if isinstance(candidates, dict))
-    if total > limits.candidates:
-        raise InvalidSubmission([Problem("top level", limits.exceeded("candidates", total, "candidates in all"))])
+    shape = "{uuid: {variable_id: score}}"
     problems = Problems(InvalidSubmission)
     run: dict[str, dict[str, float]] = {}
-    for key, candidates in submitted.items():
+    submitted: set[str] = set()
+    total = 0
+    # Parsed whole, a run takes more than twice its file in objects. The refusals of the whole file come
+    # first, as load_json gives them (iter_json_object), then the total, then the entries' problems.
+    for key, candidates in iter_json_object(data, lambda value: _not_object(shape, value)):
+        submitted.add(key)
+        if isinstance(candidates, dict):
+            total += len(candidates)
+        if total > limits.candidates:
+            continue  # the run is refused as a whole below; reading on only finds any syntax error
         if key not in gold.label:
             problems.add(where(key), "is not a uuid of a gold sentence")
         elif not isinstance(candidates, dict):
@@ -237,6 +228,8 @@ def parse_run(
             and key in gold.relevant
         ):
             run[key] = ranking.prune(candidates, ranking.depth(cutoffs, len(gold.relevant[key])))
+    if total > limits.candidates:
+        raise InvalidSubmission([Problem("top level", limits.exceeded("candidates", total, "candidates in all"))])
     if require_queries:
         _missing(
             gold.relevant,
@@ -281,7 +274,7 @@ def _check_scores(key: str, candidates: dict[str, Any], problems: Problems) -> b
     return ok
 
 
-def _missing(expected: Collection[str], submitted: dict[str, Any], problems: Problems, why: str) -> None:
+def _missing(expected: Collection[str], submitted: Collection[str], problems: Problems, why: str) -> None:
     for uuid in expected:
         if uuid not in submitted:
             problems.add(where(uuid), f"is missing: {why}")

@@ -11,6 +11,7 @@ A new scorer must add a perfect-submission builder below; the first test fails u
 from __future__ import annotations
 
 import csv
+import gc
 import io
 import json
 import random
@@ -22,6 +23,7 @@ import pytest
 
 from scorers import ValidationError, get_scorer, scorer_names
 from tests.conftest import shared_dir
+from tests.scorers.collector import MAX_PASSES, collector_passes
 
 SEED_SCORERS = [
     "svident-detection",
@@ -199,6 +201,27 @@ def test_whole_set_of_units_aggregates_to_the_overall_numbers(name: str) -> None
         units = sorted(report.units)
         assert scorer.compute(gold, parsed, units=units).metrics == pytest.approx(report.metrics, abs=1e-12)
         json.dumps(report.units)  # stored with the score, so it must be plain JSON
+
+
+@needs_shared
+@pytest.mark.parametrize("name", SEED_SCORERS)
+def test_parsing_and_computing_run_with_the_collector_paused(name: str) -> None:
+    """Each collector pass walks every object parsed so far, so on a large file the passes cost more than the
+    parse itself: parsing and computing pause the collector (scorers.io.gc_paused) and turn it on afterwards."""
+    case_name, build = PERFECT[name]
+    gold_bytes = _file(CONFORMANCE / name / case_name, "gold")
+    submission, _ = build(gold_bytes)
+    scorer = get_scorer(name)
+    with collector_passes() as gold_passes:
+        gold = scorer.parse_gold(gold_bytes)
+    with collector_passes() as submission_passes:
+        parsed = scorer.parse_submission(submission, gold)
+    with collector_passes() as compute_passes:
+        scorer.compute(gold, parsed)
+    # Hundreds to thousands of passes each (about one per container) when the collector runs meanwhile.
+    counts = [len(gold_passes), len(submission_passes), len(compute_passes)]
+    assert max(counts) <= MAX_PASSES, counts
+    assert gc.isenabled()
 
 
 GARBAGE = [b"", b"\x00\xff\xfe garbage", b"[]", b"{}", b'"text"', b"null"]

@@ -1,4 +1,4 @@
-"""Binary classification family: hand counts, zero division, any multiset of units."""
+"""Binary classification family: hand counts, zero division, any multiset of units, scikit-learn's numbers."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorers.families.binary import binary_scores, unit_stats
+from scorers.families.binary import binary_scores, grouped_scores, unit_stats
 
 
 def units(pairs: list[tuple[int, int]]) -> list[dict[str, int]]:
@@ -60,3 +60,34 @@ def test_scores_equal_counts_formula(pairs: list[tuple[int, int]]) -> None:
     assert scores["f1"] == pytest.approx(f1)
     # a multiset with every unit twice has the same ratios (bootstrap resamples repeat units)
     assert binary_scores(units(pairs + pairs)) == pytest.approx(scores)
+
+
+@settings(max_examples=100, deadline=None)
+@given(LABELS)
+def test_scores_equal_scikit_learns_to_the_last_bit(pairs: list[tuple[int, int]]) -> None:
+    from sklearn.metrics import accuracy_score, precision_recall_fscore_support
+
+    gold, predicted = [g for g, _ in pairs], [p for _, p in pairs]
+    precision, recall, f1, _ = precision_recall_fscore_support(
+        gold, predicted, average="binary", pos_label=1, zero_division=0
+    )
+    expected = {"accuracy": accuracy_score(gold, predicted), "precision": precision, "recall": recall, "f1": f1}
+    assert binary_scores(units(pairs)) == {name: float(value) for name, value in expected.items()}
+
+
+def test_grouped_scores_count_each_group_on_its_own() -> None:
+    # a: TP, FP -> accuracy 1/2, P = 1/2, R = 1/1, F1 = 2*1 / (1 + 2) = 2/3; b: TN only -> accuracy 1, the rest 0
+    items = [("a", unit_stats(1, 1)), ("b", unit_stats(0, 0)), ("a", unit_stats(0, 1))]
+    assert grouped_scores(items) == {
+        "a": {"accuracy": 0.5, "precision": 0.5, "recall": 1.0, "f1": 2 / 3},
+        "b": {"accuracy": 1.0, "precision": 0.0, "recall": 0.0, "f1": 0.0},
+    }
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("xyz"), st.integers(0, 1), st.integers(0, 1)), max_size=40))
+def test_grouped_scores_equal_scoring_each_group_alone(items: list[tuple[str, int, int]]) -> None:
+    grouped = grouped_scores((group, unit_stats(g, p)) for group, g, p in items)
+    assert grouped == {
+        group: binary_scores(unit_stats(g, p) for k, g, p in items if k == group) for group, _, _ in items
+    }

@@ -135,6 +135,18 @@ SUBMISSION_REFUSALS: list[tuple[str, Callable[[Lines], object], str]] = [
         'line 1, document "A": sentences[1] differs from the gold\'s sentence 1',
     ),
     (
+        # The gold keeps a digest of each sentence: a token that is not a string, or a sentence that is not a
+        # list, differs as a changed token does.
+        "sentences-token-not-a-string",
+        lambda ls: ls[0].update(sentences=[[*GOLD_DOCS[0]["sentences"][0][:-1], 1], GOLD_DOCS[0]["sentences"][1]]),
+        'line 1, document "A": sentences[0] differs from the gold\'s sentence 0',
+    ),
+    (
+        "sentences-sentence-not-a-list",
+        lambda ls: ls[0].update(sentences=[GOLD_DOCS[0]["sentences"][0], " ".join(GOLD_DOCS[0]["sentences"][1])]),
+        'line 1, document "A": sentences[1] differs from the gold\'s sentence 1',
+    ),
+    (
         "sentences-count-differs",
         lambda ls: ls[0].update(sentences=GOLD_DOCS[0]["sentences"][:1]),
         "sentences differs from the gold (1 sentences, gold has 2)",
