@@ -81,11 +81,11 @@ def take_due(
     return sorted(taken)
 
 
-def mark_sent(session: Session, job: str, row_id: int, *, now: datetime) -> None:
-    """Record that a message for ``job(row_id)`` is being sent now (before sending it)."""
+def mark_sent(session: Session, job: str, row_ids: list[int], *, now: datetime) -> None:
+    """Record that messages for ``job`` on these rows are being sent now (before sending them)."""
     model = JOB_ROWS[job]
     session.execute(
-        update(model).where(model.id == row_id).values(enqueued_at=now).execution_options(synchronize_session=False)
+        update(model).where(model.id.in_(row_ids)).values(enqueued_at=now).execution_options(synchronize_session=False)
     )
 
 

@@ -60,7 +60,9 @@ def claim(
 ) -> Claim | None:
     """Take the submission for scoring, or ``None`` if it is not waiting (scored, failed, or held by
     a live worker). A submission interrupted ``max_attempts`` times is failed instead of retried."""
-    result = session.execute(
+    # One conditional UPDATE: on PostgreSQL a second worker's UPDATE of the same row waits for this
+    # one's row lock, then re-checks the condition against the committed row and matches nothing.
+    row = session.execute(
         update(Submission)
         .where(Submission.id == submission_id, _claimable(now))
         .values(
@@ -71,15 +73,11 @@ def claim(
             lease_expires_at=now + timedelta(seconds=lease_seconds),
             worker=worker[:200],
         )
+        .returning(Submission.attempts, Submission.scoring_round, Submission.phase_id, Submission.blob_id)
         .execution_options(synchronize_session=False)
-    )
-    if getattr(result, "rowcount", 0) != 1:
+    ).one_or_none()
+    if row is None:
         return None
-    row = session.execute(
-        select(Submission.attempts, Submission.scoring_round, Submission.phase_id, Submission.blob_id).where(
-            Submission.id == submission_id
-        )
-    ).one()
     phase = session.execute(
         select(Phase.gold_blob_id, Blob.sha256, Task.scorer, Task.scorer_options)
         .join(Task, Task.id == Phase.task_id)

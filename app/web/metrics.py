@@ -41,7 +41,7 @@ QUANTILES = (0.5, 0.9, 0.99)
 #: Longest a scrape waits for the database, and for the broker.
 READ_SECONDS = 5.0
 
-Probe = Callable[[Callable[[], Any], float], "str | None"]
+Probe = Callable[[Callable[[], Any], float], str | None]
 
 
 def nearest_rank(ordered: list[float], q: float) -> float:

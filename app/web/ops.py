@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from sqlalchemy import text
@@ -83,7 +83,7 @@ def metrics(request: Request) -> Response:
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
 
-def install(app: Any, state: AppState) -> None:
+def install(app: FastAPI, state: AppState) -> None:
     """Add the routes and the metrics registry to ``app``."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(PodiumCollector(state, probe=probe))

@@ -1,1 +1,1 @@
-"""Scoring jobs and the pools that run them (embedded threads now; Celery workers run the same jobs)."""
+"""Jobs and what runs them: the embedded pool's threads, or Celery workers (the same job functions)."""

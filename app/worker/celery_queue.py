@@ -44,10 +44,13 @@ class CeleryQueue:
     # -- JobQueue ----------------------------------------------------------------------------
     def note_sending(self, session: Session, jobs: list[tuple[str, tuple[int, ...]]]) -> None:
         """Stamp the jobs' rows as sent, in the transaction that is about to commit them."""
-        now = utcnow()
+        rows: dict[str, list[int]] = {}
         for job, args in jobs:
             if job in dispatch.JOB_ROWS and len(args) == 1:
-                dispatch.mark_sent(session, job, args[0], now=now)
+                rows.setdefault(job, []).append(args[0])
+        now = utcnow()
+        for job, ids in rows.items():  # one UPDATE per job, however many rows (a phase's rescore)
+            dispatch.mark_sent(session, job, ids, now=now)
 
     def enqueue(self, job: str, *args: int) -> None:
         """Send ``job(*args)`` now, or leave its row for the sweeper; never raises."""
@@ -108,5 +111,7 @@ class CeleryQueue:
         return lengths
 
     def close(self) -> None:
-        """Close the connections held for sending."""
+        """Let the app go. Its sending connections live in kombu's pool, which is shared by every app
+        of this process on the same broker (closing them here would break the others); they close
+        when the process exits."""
         self.celery.close()
