@@ -132,4 +132,6 @@ def test_a_run_is_followed_to_its_scored_submission(server: str, db: Any) -> Non
     assert (as_json["submission"]["status"], as_json["submission"]["metrics"]) == ("scored", {"accuracy": 1.0})
 
     queued = podium(*args)
-    assert (queued.exit_code, queued.stdout) == (0, "baseline run 3 (test-labels-copy 2) on comp/labels/dev: queued\n")
+    third = as_json["run"]["id"] + 1
+    expected = f"baseline run {third} (test-labels-copy 2) on comp/labels/dev: queued\n"
+    assert (queued.exit_code, queued.stdout) == (0, expected)
