@@ -44,7 +44,7 @@ class GaveUp(Exception):
         self.tries = tries
         self.error = error
         self.reason = (
-            f"gave up {what} after {tries} tries over {waited:.1f} s of waiting; the last error was {describe(error)}"
+            f"gave up {what} after {tries} tries over {waited:g} s of waiting; the last error was {describe(error)}"
         )
         super().__init__(self.reason)
 

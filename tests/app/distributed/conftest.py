@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,8 +31,6 @@ from tests.app.builders import make_competition, make_user
 from tests.app.distributed.cluster import WorkerProcess, podium_env
 from tests.app.slow_scorer import NAME as SLOW
 from tests.app.slow_scorer import SlowScorer
-
-pytestmark = pytest.mark.slow
 
 QUEUES = ("scoring", "gpu")
 PHASE = "/api/v1/competitions/comp/tasks/labels/phases/dev"
@@ -131,9 +130,10 @@ class Cluster:
         values.update(overrides)
         return Settings(**values)
 
-    def worker(self, *args: str, database_url: str | None = None, **env: str) -> WorkerProcess:
-        """Start ``podium worker ARGS`` (not waiting for it to be ready)."""
-        settings = dict(self.settings, **env)
+    def worker(self, *args: str, database_url: str | None = None) -> WorkerProcess:
+        """Start ``podium worker ARGS`` (not waiting for it to be ready), on another database address
+        with ``database_url``."""
+        settings = dict(self.settings)
         if database_url is not None:
             settings["PODIUM_DATABASE_URL"] = database_url
         n = len(self.workers) + 1
@@ -198,14 +198,5 @@ def setup_competition(db: Database, **competition: Any) -> dict[str, str]:
 @pytest.fixture
 def web() -> Iterator[Callable[[Settings], TestClient]]:
     """Start the web tier (distributed mode: it sends to the broker and sweeps) on given settings."""
-    clients: list[TestClient] = []
-
-    def start(settings: Settings) -> TestClient:
-        client = TestClient(create_app(settings))
-        client.__enter__()
-        clients.append(client)
-        return client
-
-    yield start
-    for client in clients:
-        client.__exit__(None, None, None)
+    with ExitStack() as stack:
+        yield lambda settings: stack.enter_context(TestClient(create_app(settings)))

@@ -19,6 +19,8 @@ from tests.app.distributed.cluster import RedisServer, wait_for
 from tests.app.distributed.conftest import PHASE, Cluster, make_cluster, setup_competition
 from tests.app.labels_scorer import LabelScorer
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def private_redis(tmp_path: Path) -> Iterator[RedisServer]:

@@ -10,12 +10,16 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from app.services import users
 from app.storage.db import Database
 from tests.app.builders import HALF, as_bytes
-from tests.app.distributed.cluster import PODIUM, free_port, podium_env, wait_for
+from tests.app.distributed.cluster import PODIUM, free_port, pid_of, podium_env, wait_for
 from tests.app.distributed.conftest import PHASE, Cluster, setup_competition
+from tests.app.labels_baselines import NAME as COPY
 from tests.app.labels_scorer import LabelScorer
 from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
@@ -47,6 +51,15 @@ def served(cluster: Cluster) -> Iterator[str]:
         process.terminate()
         process.wait(30)
         log.close()
+
+
+def token_of(db: Database, name: str) -> str:
+    with db.session() as session:
+        user = users.find_user(session, name)
+        assert user is not None
+        token = users.issue_token(session, user)
+        session.commit()
+    return token
 
 
 def ping(cluster: Cluster) -> subprocess.CompletedProcess[str]:
@@ -95,8 +108,21 @@ def test_the_compose_commands_serve_score_and_report(
         None,
     )
 
+    # A hosted baseline run goes to the gpu queue; its output is then scored on the scoring queue.
+    olga = {"Authorization": f"Bearer {token_of(pg, 'olga')}"}
+    body = {"baseline": COPY, "options": {}}
+    run = httpx.post(f"{served}{PHASE}/baseline-runs", headers=olga, json=body, timeout=60)
+    assert run.status_code == 202, run.text
+    run_url = f"{served}/api/v1/baseline-runs/{run.json()['id']}"
+    wait_for(lambda: httpx.get(run_url, headers=olga).json()["status"] == "succeeded", 60, "the baseline run")
+    done = httpx.get(run_url, headers=olga).json()
+    assert gpu.owns(pid_of(done["worker"]))
+    baseline = f"{served}/api/v1/submissions/{done['submission_id']}"
+    wait_for(lambda: httpx.get(baseline, headers=olga).json()["status"] == "scored", 60, "its submission's score")
+    assert httpx.get(baseline, headers=olga).json()["metrics"] == {"accuracy": 1.0}  # training labels = gold
+
     metrics = httpx.get(f"{served}/metrics").text
-    assert 'podium_submissions{status="scored"} 1.0' in metrics
+    assert 'podium_submissions{status="scored"} 2.0' in metrics
     assert 'podium_queue_depth{queue="scoring"} 0.0' in metrics
     assert "podium_broker_up 1.0" in metrics
     assert 'podium_upload_to_score_seconds{quantile="0.5"}' in metrics

@@ -3,7 +3,8 @@ after the lease expired, and the team's quota counts it once."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -16,9 +17,11 @@ from app.storage.models import Phase, Score, Submission
 from app.storage.types import utcnow
 from tests.app.builders import HALF, as_bytes, phase_spec
 from tests.app.distributed.cluster import pid_of, wait_for
-from tests.app.distributed.conftest import PHASE, Cluster, setup_competition
+from tests.app.distributed.conftest import PHASE, Cluster, make_cluster, setup_competition
 from tests.app.slow_scorer import NAME as SLOW
 from tests.app.slow_scorer import SlowScorer
+
+pytestmark = pytest.mark.slow
 
 
 def row(db: Database, submission_id: int) -> Submission:
@@ -28,15 +31,20 @@ def row(db: Database, submission_id: int) -> Submission:
         return found
 
 
+@pytest.fixture
+def short_lease(pg: Database, redis_url: str, prefix: str, tmp_path: Path) -> Iterator[Cluster]:
+    """A cluster whose leases last 3 s (a heartbeat every second keeps a live job's lease)."""
+    yield from make_cluster(pg, redis_url, prefix, tmp_path, lease_seconds="3")
+
+
 @pytest.mark.timeout(300)
 def test_a_submission_whose_worker_was_killed_is_scored_once_by_another(
-    pg: Database, cluster: Cluster, slow: type[SlowScorer], web: Callable[[Settings], TestClient]
+    pg: Database, short_lease: Cluster, slow: type[SlowScorer], web: Callable[[Settings], TestClient]
 ) -> None:
-    # The scorer sleeps 3 s, the lease is 3 s long (a heartbeat every second keeps it alive).
+    cluster = short_lease
     ada = setup_competition(pg, scorer=SLOW, scorer_options={"seconds": 3}, phases=(phase_spec(total_limit=2),))
-    settings = {"lease_seconds": "3"}
-    first = cluster.worker("--queues", "scoring", "--concurrency", "1", **{"PODIUM_LEASE_SECONDS": "3"}).wait_ready()
-    client = web(cluster.app_settings(**settings))
+    first = cluster.worker("--queues", "scoring", "--concurrency", "1").wait_ready()
+    client = web(cluster.app_settings())
     files = {"file": ("run.json", as_bytes(HALF), "application/json")}
     answer = client.post(f"{PHASE}/submissions", headers=ada, files=files)
     assert answer.status_code == 202, answer.text
@@ -48,8 +56,7 @@ def test_a_submission_whose_worker_was_killed_is_scored_once_by_another(
     assert claimed.worker is not None and first.owns(pid_of(claimed.worker))
     first.kill()  # mid-job: the scorer is asleep, nothing was acknowledged
 
-    second = cluster.worker("--queues", "scoring", "--concurrency", "1", **{"PODIUM_LEASE_SECONDS": "3"})
-    second.wait_ready()
+    second = cluster.worker("--queues", "scoring", "--concurrency", "1").wait_ready()
     wait_for(lambda: row(pg, submission_id).status == "scored", 90, "the second worker to score the submission")
 
     done = row(pg, submission_id)

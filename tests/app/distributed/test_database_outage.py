@@ -26,6 +26,8 @@ from tests.app.distributed.cluster import TcpProxy, wait_for
 from tests.app.distributed.conftest import PHASE, Cluster, setup_competition
 from tests.app.labels_scorer import LabelScorer
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def proxy(pg: Database) -> Iterator[TcpProxy]:

@@ -21,6 +21,8 @@ from tests.app.distributed.cluster import pid_of, wait_for
 from tests.app.distributed.conftest import PHASE, Cluster, make_cluster, setup_competition
 from tests.app.labels_scorer import LabelScorer
 
+pytestmark = pytest.mark.slow
+
 
 def scored_count(db: Database) -> int:
     with db.session(read_only=True) as session:

@@ -59,7 +59,7 @@ def test_after_the_last_retry_the_reason_names_the_step_and_the_error() -> None:
     assert len(calls) == 4  # the first try and 3 retries
     # Waited 0.01 + 0.02 + 0.02 s; only the first line of the driver's message is kept.
     assert caught.value.reason == (
-        "gave up claiming submission 7 after 4 tries over 0.1 s of waiting; "
+        "gave up claiming submission 7 after 4 tries over 0.05 s of waiting; "
         "the last error was OperationalError: (builtins.ConnectionRefusedError) connection refused"
     )
 
