@@ -25,7 +25,6 @@ import io
 import json
 import os
 import random
-import secrets
 import socket
 import subprocess
 import sys
@@ -33,13 +32,12 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from sqlalchemy import create_engine, select, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import select
 
 ROOT = Path(__file__).resolve().parent.parent
 if __package__ in (None, ""):  # run as a script
@@ -47,7 +45,7 @@ if __package__ in (None, ""):  # run as a script
 
 from app.services import competitions, users  # noqa: E402
 from app.services.bundles import BundleFile, CompetitionSpec, PhaseSpec, TaskSpec  # noqa: E402
-from app.storage.db import Database  # noqa: E402
+from app.storage.db import Database, scratch_database  # noqa: E402
 from app.storage.migrate import upgrade  # noqa: E402
 from app.storage.models import Submission  # noqa: E402
 
@@ -196,19 +194,8 @@ def run(backend: str, url: str, n: int, workers: int, gold: bytes) -> Result:
     )
 
 
-@contextmanager
-def postgres_database(server_url: str) -> Iterator[str]:
-    url = make_url(server_url)
-    name = f"podium_bench_{secrets.token_hex(4)}"
-    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield url.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+def postgres_database(server_url: str) -> AbstractContextManager[str]:
+    return scratch_database(server_url, "podium_bench")
 
 
 def render(results: list[Result], n: int, workers: int, gold_name: str, size: int) -> str:

@@ -32,21 +32,20 @@ import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
-from sqlalchemy import create_engine, func, select, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import create_engine, func, select
 
 ROOT = Path(__file__).resolve().parent.parent
 if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(ROOT))
 
 from app.services import demo, users  # noqa: E402
-from app.storage.db import Database  # noqa: E402
+from app.storage.db import Database, scratch_database  # noqa: E402
 from app.storage.migrate import upgrade  # noqa: E402
 from app.storage.models import Submission  # noqa: E402
 from bench.load_mix import UPLOAD_PHASES, Mix, StepResult, percentile, run_step  # noqa: E402
@@ -177,20 +176,9 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     raise SystemExit(f"podium serve did not start; see {log}:\n{log.read_text()[-3000:]}")
 
 
-@contextmanager
-def postgres_database(server_url: str) -> Iterator[str]:
+def postgres_database(server_url: str) -> AbstractContextManager[str]:
     """A fresh database on the PostgreSQL server at ``server_url``, dropped afterwards."""
-    url = make_url(server_url)
-    name = f"podium_load_{secrets.token_hex(4)}"
-    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield url.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    return scratch_database(server_url, "podium_load")
 
 
 @contextmanager

@@ -8,18 +8,16 @@ Each test starts from empty tables.
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from app.config import Settings
 from app.main import create_app
-from app.storage.db import Database
+from app.storage.db import Database, scratch_database
 from app.storage.migrate import upgrade
 from app.storage.models import Base
 from scorers import register, unregister
@@ -27,17 +25,8 @@ from tests.app.labels_scorer import LabelScorer
 
 
 def _postgres_database(server_url: str) -> Iterator[str]:
-    url = make_url(server_url)
-    name = f"{url.database or 'podium_test'}_{secrets.token_hex(4)}"
-    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield url.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with scratch_database(server_url, make_url(server_url).database or "podium_test") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
