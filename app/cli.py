@@ -17,6 +17,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from app.cli_baselines import baseline_app, baselines_command
+from app.services.competitions import catalog
 
 app = typer.Typer(
     name="podium",
@@ -334,7 +335,7 @@ def user_create_command(
     email: Annotated[str | None, typer.Option("--email", help="E-mail address.")] = None,
 ) -> None:
     """Create an account; the password is read from stdin."""
-    from app.services import users
+    from app.services.accounts import users
     from app.services.errors import ServiceError
 
     password = read_password()
@@ -360,7 +361,7 @@ def token_create_command(
     label: Annotated[str, typer.Option("--label", help="A note to tell tokens apart.")] = "",
 ) -> None:
     """Issue an API token and print it (only the token: it is not shown again)."""
-    from app.services import users
+    from app.services.accounts import users
 
     with open_database(settings_or_fail()) as database, database.session() as session:
         user = users.find_user(session, name)
@@ -379,8 +380,8 @@ def competition_create_command(
     ] = None,
 ) -> None:
     """Put a competition online from a bundle; every mistake is reported with its key path."""
-    from app.services import competitions
-    from app.services.bundles import BundleError, load_bundle
+    from app.services.bundles.loader import load_bundle
+    from app.services.bundles.spec import BundleError
     from app.services.errors import ServiceError
 
     settings = settings_or_fail()
@@ -390,7 +391,7 @@ def competition_create_command(
         fail(exc.summary())
     with open_database(settings) as database, database.session() as session:
         try:
-            competitions.create_competition(session, spec)
+            catalog.create_competition(session, spec)
         except ServiceError as exc:
             fail(_service_message(exc))
         session.commit()
@@ -407,8 +408,8 @@ def demo_command(
     examples: Annotated[Path, typer.Option("--examples", help="Folder of the example bundles.")] = EXAMPLES,
 ) -> None:
     """Set up the example competitions and two demo accounts (safe to run again; passwords are reset)."""
-    from app.services import demo
-    from app.services.bundles import BundleError
+    from app.services.bundles.spec import BundleError
+    from app.services.competitions import demo
     from app.services.errors import ServiceError
 
     settings = settings_or_fail()

@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app.config import Settings
-from app.services.gold import GoldCache
+from app.services.scoring.gold import GoldCache
 from app.storage.db import Database
 from app.web import errors, ops, pages
 from app.web.api import router as api_router

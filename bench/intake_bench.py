@@ -43,8 +43,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(ROOT))
 
-from app.services import competitions, users  # noqa: E402
-from app.services.bundles import BundleFile, CompetitionSpec, PhaseSpec, TaskSpec  # noqa: E402
+from app.services.accounts import users  # noqa: E402
+from app.services.bundles.spec import BundleFile, CompetitionSpec, PhaseSpec, TaskSpec  # noqa: E402
+from app.services.competitions import catalog  # noqa: E402
 from app.storage.db import Database, scratch_database  # noqa: E402
 from app.storage.migrate import upgrade  # noqa: E402
 from app.storage.models import Submission  # noqa: E402
@@ -96,7 +97,7 @@ def prepare(url: str, gold: bytes, n: int) -> list[str]:
     hashed = users.hash_password(PASSWORD)
     tokens = []
     with database.session() as session:
-        competitions.create_competition(session, spec(gold))
+        catalog.create_competition(session, spec(gold))
         for i in range(n):
             user = users.create_user(session, f"bench-{i}", PASSWORD, password_hash=hashed)
             tokens.append(users.issue_token(session, user))

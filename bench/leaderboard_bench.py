@@ -41,9 +41,12 @@ if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(ROOT))
 
 from app.config import Settings  # noqa: E402
-from app.services import competitions, submissions, teams, users  # noqa: E402
-from app.services.bundles import BundleFile, CompetitionSpec, PhaseSpec, TaskSpec  # noqa: E402
-from app.services.gold import GoldCache  # noqa: E402
+from app.services.accounts import teams, users  # noqa: E402
+from app.services.bundles.spec import BundleFile, CompetitionSpec, PhaseSpec, TaskSpec  # noqa: E402
+from app.services.competitions import catalog  # noqa: E402
+from app.services.scoring.gold import GoldCache  # noqa: E402
+from app.services.submissions import intake  # noqa: E402
+from app.services.submissions.limits import Limits  # noqa: E402
 from app.storage.blobs import sha256_hex  # noqa: E402
 from app.storage.db import Database  # noqa: E402
 from app.storage.migrate import upgrade  # noqa: E402
@@ -119,7 +122,7 @@ def seed(url: str, n_teams: int, per_team: int) -> int:
     )
     password_hash = users.hash_password("benchmark password")
     with database.session() as session:
-        competition, _ = competitions.create_competition(session, spec)
+        competition, _ = catalog.create_competition(session, spec)
         people = []
         for t in range(n_teams):
             user = users.create_user(session, f"user{t:03d}", "", password_hash=password_hash)
@@ -129,23 +132,21 @@ def seed(url: str, n_teams: int, per_team: int) -> int:
 
     settings = Settings(database_url=url, workers=0)
     gold_cache = GoldCache(2)
-    limits = submissions.Limits(settings.max_upload_bytes, settings.max_unzipped_bytes, settings.max_zip_entries)
+    limits = Limits(settings.max_upload_bytes, settings.max_unzipped_bytes, settings.max_zip_entries)
     rng = random.Random(20240501)
     start = datetime(2024, 5, 1, tzinfo=UTC)
     skills = [rng.uniform(0.55, 0.9) for _ in people]
     ids = []
     for round_ in range(per_team):
         for user, skill in zip(people, skills, strict=True):
-            upload = submissions.Upload(
+            upload = intake.Upload(
                 data=make_run(rng, truth, min(0.99, skill + 0.004 * round_)),
                 filename="submission.json",
                 method_name=f"system {round_ + 1}",
             )
             moment = start + timedelta(days=20 * round_ / per_team, minutes=rng.randrange(0, 1440))
             with database.session() as session:
-                accepted = submissions.submit(
-                    session, user, REF, upload, limits=limits, gold_cache=gold_cache, now=moment
-                )
+                accepted = intake.submit(session, user, REF, upload, limits=limits, gold_cache=gold_cache, now=moment)
                 session.commit()
                 ids.append(accepted.submission.id)
     ctx = JobContext(database, settings, gold_cache)

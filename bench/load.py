@@ -44,7 +44,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(ROOT))
 
-from app.services import demo, users  # noqa: E402
+from app.services.accounts import users  # noqa: E402
+from app.services.competitions import demo  # noqa: E402
 from app.storage.db import Database, scratch_database  # noqa: E402
 from app.storage.migrate import upgrade  # noqa: E402
 from app.storage.models import Submission  # noqa: E402

@@ -42,8 +42,8 @@ if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(ROOT))
 
 from app.config import Settings  # noqa: E402
-from app.services import competitions  # noqa: E402
-from app.services.jobs import QUEUE_KEY, SCORE_SUBMISSION, enqueue_after_commit  # noqa: E402
+from app.services.competitions import catalog  # noqa: E402
+from app.services.jobs.enqueue import QUEUE_KEY, SCORE_SUBMISSION, enqueue_after_commit  # noqa: E402
 from app.storage.blobs import put_blob, sha256_hex  # noqa: E402
 from app.storage.db import Database  # noqa: E402
 from app.storage.migrate import upgrade  # noqa: E402
@@ -185,7 +185,7 @@ def run(count: int, n: int, postgres: str, broker: str, gold: bytes, logs: Path)
         db = Database(url)
         upgrade(db.engine)
         with db.session() as session:
-            competitions.create_competition(session, spec(gold))
+            catalog.create_competition(session, spec(gold))
             session.commit()
             phase_id = session.scalars(select(Phase.id)).one()
         settings = Settings(database_url=url, broker_url=broker, queue_prefix=prefix)

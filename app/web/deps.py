@@ -16,10 +16,10 @@ from fastapi import Depends, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
-from app.services import users
-from app.services.access import require_user
+from app.services.accounts import users
+from app.services.accounts.access import require_user
 from app.services.errors import InvalidInput
-from app.services.jobs import QUEUE_KEY
+from app.services.jobs.enqueue import QUEUE_KEY
 from app.storage.models import User
 from app.web.state import AppState
 

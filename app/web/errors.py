@@ -14,7 +14,7 @@ from sqlalchemy.exc import DisconnectionError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 
-from app.services.bundles import BundleError
+from app.services.bundles.spec import BundleError
 from app.services.errors import NotAuthenticated, QuotaExhausted, ServiceError, UploadTooLarge
 from app.storage.types import utcnow
 

@@ -18,7 +18,7 @@ Metrics (all gauges):
 - ``podium_upload_to_score_seconds{quantile}`` over the last ``SAMPLE`` submissions scored, with
   ``podium_upload_to_score_sample_size``;
 - ``podium_scoring_seconds{scorer}`` the mean time one scoring took lately, and
-  ``podium_scoring_workers`` the workers that scored lately (``app.services.queue_stats``).
+  ``podium_scoring_workers`` the workers that scored lately (``app.services.jobs.queue_stats``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from app.services import queue_stats
+from app.services.jobs import queue_stats
 from app.storage.models.submissions import STATUSES
 from app.storage.types import utcnow
 from app.web.state import AppState

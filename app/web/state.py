@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from app.config import Settings
-from app.services.gold import GoldCache
-from app.services.jobs import JobQueue
-from app.services.submissions import Limits
+from app.services.jobs.enqueue import JobQueue
+from app.services.scoring.gold import GoldCache
+from app.services.submissions.limits import Limits
 from app.storage.db import Database
 
 

@@ -5,7 +5,7 @@ resources and the phase's public files, and runs the system outside any transact
 callbacks only collect progress and log lines in memory; a monitor thread stores them at most once
 per ``REPORT_SECONDS`` in a short transaction that also extends the lease and reads whether an
 organizer asked the run to stop, so a slow database never slows the system and a cancel is seen
-within about a second. The outcome is recorded by ``app.services.baseline_execution``.
+within about a second. The outcome is recorded by ``app.services.baselines.execution``.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import OperationalError
 
-from app.services import baseline_execution as execution
-from app.services.baseline_execution import ProgressReport, RunClaim, Verdict
-from app.services.baseline_runs import RUN_BASELINE, waiting_runs
+from app.services.baselines import execution
+from app.services.baselines.execution import ProgressReport, RunClaim, Verdict
+from app.services.baselines.runs import RUN_BASELINE, waiting_runs
 from app.storage.types import utcnow
 from baselines import Baseline, BaselineError, Cancelled, get_baseline
 

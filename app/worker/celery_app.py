@@ -2,7 +2,7 @@
 
 ``make_celery(settings)`` builds it without connecting to anything. A message is ``(job, *ids)``:
 the task re-reads the rows and calls the very function the embedded pool calls. What keeps a job
-from being lost or run twice lives in the database (see ``app.services.dispatch``); the broker
+from being lost or run twice lives in the database (see ``app.services.jobs.dispatch``); the broker
 settings here only make sure a message is not dropped while its job runs:
 
 - late acknowledgement and a prefetch of one: a message is acknowledged only when its job ended,
@@ -25,8 +25,8 @@ from typing import Any
 from celery import Celery
 
 from app.config import Settings, load_settings
-from app.services.dispatch import QUEUES
-from app.services.gold import GoldCache
+from app.services.jobs.dispatch import QUEUES
+from app.services.scoring.gold import GoldCache
 from app.storage.db import Database
 from app.worker.jobs import JOBS, JobContext, run_job
 

@@ -1,6 +1,6 @@
 """``CeleryQueue``: the ``JobQueue`` of the distributed mode, and the web tier's view of the broker.
 
-A job is sent after its transaction committed (``app.services.jobs``). Its row's ``enqueued_at`` is
+A job is sent after its transaction committed (``app.services.jobs.enqueue``). Its row's ``enqueued_at`` is
 stamped in that same transaction (``note_sending``), so the row itself says a message is out and no
 sweeper sends it too, at no extra write; if the broker then refuses the message the stamp is
 cleared, and the sweeper sends the job as soon as the broker is back. (Stamping after a successful
@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from app.config import Settings
-from app.services import dispatch
+from app.services.jobs import dispatch
 from app.storage.db import Database
 from app.storage.types import utcnow
 from app.worker.celery_app import TASK_NAME, queue_name

@@ -14,7 +14,7 @@ import logging
 import queue
 import threading
 
-from app.services.baseline_runs import RUN_BASELINE
+from app.services.baselines.runs import RUN_BASELINE
 from app.worker.baseline_job import resume_runs
 from app.worker.jobs import JobContext, resume, run_job
 

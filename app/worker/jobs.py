@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from sqlalchemy.orm import Session
 
 from app.config import Settings
-from app.services import scoring
-from app.services.baseline_runs import RUN_BASELINE
-from app.services.gold import GoldCache, ParsedGold
-from app.services.jobs import QUEUE_KEY, SCORE_SUBMISSION, JobQueue
-from app.services.submissions import Limits
+from app.services.baselines.runs import RUN_BASELINE
+from app.services.jobs.enqueue import QUEUE_KEY, SCORE_SUBMISSION, JobQueue
+from app.services.scoring import steps
+from app.services.scoring.gold import GoldCache, ParsedGold
+from app.services.submissions.limits import Limits
 from app.storage.db import Database
 from app.storage.types import utcnow
 from app.worker.baseline_job import run_baseline
@@ -57,7 +57,7 @@ class JobContext:
 
 
 @contextmanager
-def _heartbeats(ctx: JobContext, found: scoring.Claim) -> Iterator[None]:
+def _heartbeats(ctx: JobContext, found: steps.Claim) -> Iterator[None]:
     """Extend the claim's lease every third of its length while the body runs."""
     stop = threading.Event()
     interval = max(1.0, ctx.settings.lease_seconds / 3)
@@ -66,7 +66,7 @@ def _heartbeats(ctx: JobContext, found: scoring.Claim) -> Iterator[None]:
         while not stop.wait(interval):
             try:
                 with ctx.session() as session:
-                    alive = scoring.heartbeat(session, found, now=utcnow(), lease_seconds=ctx.settings.lease_seconds)
+                    alive = steps.heartbeat(session, found, now=utcnow(), lease_seconds=ctx.settings.lease_seconds)
                     session.commit()
                 if not alive:
                     return
@@ -100,7 +100,7 @@ def score_submission(ctx: JobContext, submission_id: int) -> None:
             parsed, data = with_retries(
                 settings, f"reading the files of submission {submission_id}", lambda: _inputs(ctx, found)
             )
-            report = scoring.compute(parsed, data, limits=ctx.limits)
+            report = steps.compute(parsed, data, limits=ctx.limits)
     except GaveUp as exc:
         _give_up(ctx, submission_id, found, exc)
         return
@@ -118,9 +118,9 @@ def score_submission(ctx: JobContext, submission_id: int) -> None:
         _give_up(ctx, submission_id, found, exc)
 
 
-def _claim(ctx: JobContext, submission_id: int) -> scoring.Claim | None:
+def _claim(ctx: JobContext, submission_id: int) -> steps.Claim | None:
     with ctx.session() as session:
-        found = scoring.claim(
+        found = steps.claim(
             session,
             submission_id,
             worker=ctx.worker,
@@ -132,24 +132,24 @@ def _claim(ctx: JobContext, submission_id: int) -> scoring.Claim | None:
         return found
 
 
-def _inputs(ctx: JobContext, found: scoring.Claim) -> tuple[ParsedGold, bytes]:
+def _inputs(ctx: JobContext, found: steps.Claim) -> tuple[ParsedGold, bytes]:
     with ctx.session(read_only=True) as session:
-        return scoring.load_inputs(session, found, gold_cache=ctx.gold_cache)
+        return steps.load_inputs(session, found, gold_cache=ctx.gold_cache)
 
 
-def _record(ctx: JobContext, found: scoring.Claim, report: ScoreReport) -> None:
+def _record(ctx: JobContext, found: steps.Claim, report: ScoreReport) -> None:
     with ctx.session() as session:
-        scoring.record_score(session, found, report, now=utcnow())
+        steps.record_score(session, found, report, now=utcnow())
         session.commit()
 
 
-def _record_failure(ctx: JobContext, found: scoring.Claim, message: str) -> None:
+def _record_failure(ctx: JobContext, found: steps.Claim, message: str) -> None:
     with ctx.session() as session:
-        scoring.record_failure(session, found, now=utcnow(), organizer_message=message)
+        steps.record_failure(session, found, now=utcnow(), organizer_message=message)
         session.commit()
 
 
-def _give_up(ctx: JobContext, submission_id: int, found: scoring.Claim | None, exc: GaveUp) -> None:
+def _give_up(ctx: JobContext, submission_id: int, found: steps.Claim | None, exc: GaveUp) -> None:
     """Fail the submission with the reason, once; if even that cannot be written, the submission is
     left as it is (queued, or running until its lease expires) for the sweeper to send again."""
     log.error("submission %s: %s", submission_id, exc.reason)
@@ -158,7 +158,7 @@ def _give_up(ctx: JobContext, submission_id: int, found: scoring.Claim | None, e
             _record_failure(ctx, found, exc.reason)
             return
         with ctx.session() as session:
-            scoring.give_up(session, submission_id, now=utcnow(), organizer_message=exc.reason)
+            steps.give_up(session, submission_id, now=utcnow(), organizer_message=exc.reason)
             session.commit()
     except TRANSIENT_ERRORS:
         log.error("submission %s stays as it is until the database answers again", submission_id)
@@ -176,7 +176,7 @@ def resume(ctx: JobContext, enqueue: Callable[[str, int], None]) -> list[int]:
     """Send every submission that waits for scoring (queued, or interrupted: running with an expired
     lease) to ``enqueue``; returns their ids."""
     with ctx.session(read_only=True) as session:
-        ids = scoring.waiting(session, utcnow())
+        ids = steps.waiting(session, utcnow())
     for submission_id in ids:
         enqueue(SCORE_SUBMISSION, submission_id)
     return ids

@@ -15,7 +15,7 @@ from typing import Any
 from celery import signals
 
 from app.config import Settings
-from app.services.dispatch import GPU, QUEUES
+from app.services.jobs.dispatch import GPU, QUEUES
 from app.storage.db import Database
 from app.worker.celery_app import make_celery, queue_name
 from app.worker.celery_queue import CeleryQueue

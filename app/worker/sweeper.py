@@ -1,7 +1,7 @@
 """The sweeper of the distributed mode: a thread in every worker and web process that sends again
 the jobs whose message may be lost.
 
-Every ``sweep_seconds`` it takes, for each job, the rows ``app.services.dispatch.take_due`` finds
+Every ``sweep_seconds`` it takes, for each job, the rows ``app.services.jobs.dispatch.take_due`` finds
 (queued and never sent or sent long ago; running with an expired lease) and sends them. Several
 sweepers never send the same row twice, because taking a row is a conditional ``UPDATE``. At the
 first send the broker refuses, the sweep stops, clears the marks of what it did not send, and the
@@ -18,7 +18,7 @@ from datetime import timedelta
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.config import Settings
-from app.services import dispatch
+from app.services.jobs import dispatch
 from app.storage.db import Database
 from app.storage.types import utcnow
 from app.worker.retry import describe

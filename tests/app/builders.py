@@ -10,8 +10,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.services import competitions, users
-from app.services.bundles import BundleFile, CompetitionSpec, PhaseSpec, TaskSpec
+from app.services.accounts import users
+from app.services.bundles.spec import BundleFile, CompetitionSpec, PhaseSpec, TaskSpec
+from app.services.competitions import catalog
 from app.storage.models import Competition, User
 from tests.app.labels_scorer import NAME as LABELS
 
@@ -91,7 +92,7 @@ def competition_spec(
 
 
 def make_competition(session: Session, slug: str = "comp", **kwargs: Any) -> Competition:
-    competition, _ = competitions.create_competition(session, competition_spec(slug, **kwargs))
+    competition, _ = catalog.create_competition(session, competition_spec(slug, **kwargs))
     return competition
 
 

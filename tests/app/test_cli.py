@@ -9,7 +9,7 @@ from sqlalchemy import select
 from typer.testing import CliRunner, Result
 
 from app.cli import app
-from app.services import users
+from app.services.accounts import users
 from app.storage.db import Database
 from app.storage.models import Competition, CompetitionOrganizer
 from tests.conftest import ROOT

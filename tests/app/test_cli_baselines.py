@@ -21,7 +21,7 @@ from app.main import create_app
 from app.storage.models import BaselineRun
 from tests.app.labels_baselines import NAME, LabelsCopy, registered
 from tests.app.labels_scorer import LabelScorer
-from tests.app.services.test_baseline_runs import setup
+from tests.app.services.baselines.test_runs import setup
 from tests.app.web.test_api import auth
 
 TASK = "comp/labels/dev"

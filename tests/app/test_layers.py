@@ -1,4 +1,4 @@
-"""DESIGN.md's import rules inside ``app``: services know nothing of HTTP, the web and the workers do
+"""The import rules inside ``app``: services know nothing of HTTP, the web and the workers do
 not import each other, and storage depends on nothing above it. (The pure libraries' rule is an
 import-linter contract in pyproject.toml.)"""
 

@@ -11,7 +11,7 @@ from functools import cache
 
 import yaml
 
-from app.services import demo
+from app.services.competitions import demo
 from app.storage.db import Database
 from app.storage.models import Base
 from scorers import scorer_names

@@ -4,7 +4,7 @@
 Each bundle is refused with exactly one problem under its exact key path: by the command as one
 message on stderr with exit code 2 (no traceback), by the API as a 422 JSON answer; nothing is
 stored, and no byte of a file outside the bundle reaches the answer. The loader's own rules are
-tested in ``tests/app/services/test_bundles.py``; here the doors are tested end to end.
+tested in ``tests/app/services/bundles/test_loader.py``; here the doors are tested end to end.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from app.cli import app as cli
 from app.config import Settings
-from app.services import users
+from app.services.accounts import users
 from app.storage.db import Database
 from app.storage.models import Competition
 from scorers import scorer_names

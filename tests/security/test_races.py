@@ -18,7 +18,8 @@ from fastapi.testclient import TestClient
 from httpx import Response
 from sqlalchemy import func, select
 
-from app.services import competitions, teams, users
+from app.services.accounts import teams, users
+from app.services.competitions import catalog
 from app.storage.db import Database
 from app.storage.models import Score, Submission, Team
 from tests.app.builders import HALF, PERFECT, as_bytes, make_competition, make_user, phase_spec
@@ -200,5 +201,5 @@ def test_revealing_a_hidden_phase_while_teams_submit_loses_nothing(db: Database,
     assert page.status_code == 200
     assert sorted(entry["team"] for entry in page.json()["entries"]) == list(names)
     with db.session(read_only=True) as session:
-        phase = competitions.get_phase(session, "comp", "labels", "dev")
+        phase = catalog.get_phase(session, "comp", "labels", "dev")
         assert phase.revealed_at is not None

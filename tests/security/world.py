@@ -36,9 +36,13 @@ from sqlalchemy import select
 
 from app.config import Settings
 from app.main import create_app
-from app.services import baseline_runs, competitions, scoring, submissions, teams, users
-from app.services.bundles import BundleFile
-from app.services.gold import GoldCache
+from app.services.accounts import teams, users
+from app.services.baselines import runs
+from app.services.bundles.spec import BundleFile
+from app.services.competitions import catalog, participation
+from app.services.scoring import steps
+from app.services.scoring.gold import GoldCache
+from app.services.submissions import intake
 from app.storage.db import Database
 from app.storage.models import Base
 from app.storage.types import utcnow
@@ -187,16 +191,16 @@ class World:
                 ),
             )
             task = replace(main_spec.tasks[0], resources=(bundle_file("notes.txt", c.resource.encode()),))
-            main, _ = competitions.create_competition(session, replace(main_spec, tasks=(task,)))
-            competitions.create_competition(session, competition_spec(OTHER, organizers=(NAMES[OTHER_ORGANIZER],)))
+            main, _ = catalog.create_competition(session, replace(main_spec, tasks=(task,)))
+            catalog.create_competition(session, competition_spec(OTHER, organizers=(NAMES[OTHER_ORGANIZER],)))
             for user in (people[TEAM_A], people[TEAM_B], pending):
-                competitions.request_participation(session, user, main)
+                participation.request_participation(session, user, main)
             for user in (people[TEAM_A], people[TEAM_B]):
-                competitions.approve_participant(session, people[ORGANIZER], main, user.name)
+                participation.approve_participant(session, people[ORGANIZER], main, user.name)
             for actor, name, code in ((TEAM_A, "Team A", c.invite_a), (TEAM_B, "Team B", c.invite_b)):
                 teams.create_team(session, people[actor], main, name).invite_code = code
-            open_phase = competitions.get_phase(session, MAIN, TASK, OPEN)
-            baseline_run = baseline_runs.start_run(session, people[ORGANIZER], open_phase, BASELINE)
+            open_phase = catalog.get_phase(session, MAIN, TASK, OPEN)
+            baseline_run = runs.start_run(session, people[ORGANIZER], open_phase, BASELINE)
             baseline_run.log_tail = c.run_log
             self.tokens = {actor: users.issue_token(session, user) for actor, user in people.items()}
             session.commit()
@@ -221,8 +225,8 @@ class World:
     def _submit(self, ctx: JobContext, actor: str, phase: str, data: bytes, *, name: str, method: str) -> int:
         with self.db.session() as session:
             user = users.find_user(session, NAMES[actor])
-            upload = submissions.Upload(data=data, filename=name, method_name=method)
-            accepted = submissions.submit(
+            upload = intake.Upload(data=data, filename=name, method_name=method)
+            accepted = intake.submit(
                 session, user, (MAIN, TASK, phase), upload, limits=ctx.limits, gold_cache=ctx.gold_cache
             )
             session.commit()
@@ -231,9 +235,9 @@ class World:
     def _fail(self, ctx: JobContext, submission_id: int, message: str) -> None:
         """Fail the submission as a crashing worker would, with ``message`` for the organizers."""
         with self.db.session() as session:
-            found = scoring.claim(session, submission_id, worker="test", now=utcnow(), lease_seconds=60, max_attempts=3)
+            found = steps.claim(session, submission_id, worker="test", now=utcnow(), lease_seconds=60, max_attempts=3)
             assert found is not None
-            scoring.record_failure(session, found, now=utcnow(), organizer_message=message)
+            steps.record_failure(session, found, now=utcnow(), organizer_message=message)
             session.commit()
 
     def _start(self) -> TestClient:

@@ -7,7 +7,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.status import HTTP_201_CREATED
 
-from app.services import competitions, teams, users
+from app.services.accounts import teams, users
+from app.services.competitions import catalog
 from app.services.errors import Forbidden, NotAuthenticated, NotFound
 from app.storage.models import Team, User
 from app.web.deps import CurrentUser, SessionDep, StateDep
@@ -73,7 +74,7 @@ def me(user: CurrentUser) -> dict[str, Any]:
 @router.get("/competitions/{competition}/team", response_model=TeamOut)
 def my_team(competition: str, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """Your team in the competition (with its invite code)."""
-    found = competitions.get_competition(session, competition)
+    found = catalog.get_competition(session, competition)
     team = teams.team_of(session, user, found.id)
     if team is None:
         raise NotFound(f"you are not in a team of {competition!r}; your first submission creates a team of one")
@@ -83,12 +84,12 @@ def my_team(competition: str, session: SessionDep, user: CurrentUser) -> dict[st
 @router.post("/competitions/{competition}/teams", status_code=HTTP_201_CREATED, response_model=TeamOut)
 def create_team(competition: str, body: TeamCreate, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """Found a team; share its invite code with your teammates."""
-    found = competitions.get_competition(session, competition)
+    found = catalog.get_competition(session, competition)
     return _team(session, teams.create_team(session, user, found, body.name), user)
 
 
 @router.post("/competitions/{competition}/teams/join", response_model=TeamOut)
 def join_team(competition: str, body: TeamJoin, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """Join a team with its invite code."""
-    found = competitions.get_competition(session, competition)
+    found = catalog.get_competition(session, competition)
     return _team(session, teams.join_team(session, user, found, body.invite_code), user)

@@ -7,7 +7,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from starlette.status import HTTP_202_ACCEPTED
 
-from app.services import baseline_runs, competitions
+from app.services.baselines import runs
+from app.services.competitions import catalog
 from app.web.baseline_schemas import BaselineList, RunCreate, RunList, RunOut
 from app.web.deps import CurrentUser, RowId, SessionDep
 from app.web.schemas import ErrorOut
@@ -31,7 +32,7 @@ def list_baselines(
     scorer: Annotated[str | None, Query(description="only the systems that write this scorer's format")] = None,
 ) -> dict[str, Any]:
     """The baseline systems the server can run, with their versions, scorers and options."""
-    return {"baselines": baseline_runs.registry(scorer)}
+    return {"baselines": runs.registry(scorer)}
 
 
 @router.post(
@@ -49,22 +50,22 @@ def start_run(
 ) -> dict[str, Any]:
     """Queue a run of a baseline system on the phase's public inputs (organizers). On success its output
     becomes a baseline submission, scored and ranked like any other and marked on the leaderboard."""
-    found = competitions.get_phase(session, competition, task, phase)
-    run = baseline_runs.start_run(session, user, found, body.baseline, body.options)
-    return baseline_runs.describe_run(session, run)
+    found = catalog.get_phase(session, competition, task, phase)
+    run = runs.start_run(session, user, found, body.baseline, body.options)
+    return runs.describe_run(session, run)
 
 
 @router.get(PHASE + "/baseline-runs", response_model=RunList, responses=_ORGANIZERS_ONLY)
 def list_runs(competition: str, task: str, phase: str, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """The phase's baseline runs, newest first, with progress, log tail and errors (organizers)."""
-    found = competitions.get_phase(session, competition, task, phase)
-    return {"runs": baseline_runs.describe_runs(session, baseline_runs.list_runs(session, user, found))}
+    found = catalog.get_phase(session, competition, task, phase)
+    return {"runs": runs.describe_runs(session, runs.list_runs(session, user, found))}
 
 
 @router.get("/baseline-runs/{run_id}", response_model=RunOut, responses=_NOT_YOURS)
 def get_run(run_id: RowId, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """One run: its status, progress (done, total, rate, time left), log tail, error and submission."""
-    return baseline_runs.describe_run(session, baseline_runs.get_run(session, user, run_id))
+    return runs.describe_run(session, runs.get_run(session, user, run_id))
 
 
 @router.post(
@@ -75,5 +76,5 @@ def get_run(run_id: RowId, session: SessionDep, user: CurrentUser) -> dict[str, 
 )
 def cancel_run(run_id: RowId, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """Stop a run (organizers): a queued one at once, a running one at its next check, within seconds."""
-    run = baseline_runs.request_cancel(session, user, run_id)
-    return baseline_runs.describe_run(session, run)
+    run = runs.request_cancel(session, user, run_id)
+    return runs.describe_run(session, run)

@@ -9,9 +9,10 @@ from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from starlette.status import HTTP_201_CREATED
 
-from app.services import access, competitions, downloads
+from app.services.accounts import access
+from app.services.bundles.uploads import spec_from_upload
+from app.services.competitions import catalog, downloads, participation
 from app.services.errors import InvalidInput, UploadTooLarge
-from app.services.uploaded_bundles import spec_from_upload
 from app.storage.types import utcnow
 from app.web.api.views import competition_summary, competition_url, competition_view, phase_view, task_view
 from app.web.deps import CurrentUser, OptionalUser, SessionDep, StateDep
@@ -41,7 +42,7 @@ def _attachment(name: str, data: bytes) -> Response:
 
 @router.get("", response_model=CompetitionList)
 def list_competitions(session: SessionDep) -> dict[str, Any]:
-    return {"competitions": [competition_summary(c) for c in competitions.list_competitions(session)]}
+    return {"competitions": [competition_summary(c) for c in catalog.list_competitions(session)]}
 
 
 _BUNDLE_BODY = {
@@ -92,7 +93,7 @@ async def create_competition(
     spec = await run_in_threadpool(spec_from_upload, data, data_dir=state.settings.data_dir, max_bytes=limit)
 
     def store() -> dict[str, Any]:
-        competition, created = competitions.create_competition(session, spec, creator=user)
+        competition, created = catalog.create_competition(session, spec, creator=user)
         return {"slug": competition.slug, "created": created, "url": competition_url(competition.slug)}
 
     return await run_in_threadpool(store)
@@ -100,19 +101,19 @@ async def create_competition(
 
 @router.get("/{competition}", response_model=CompetitionOut)
 def get_competition(competition: str, session: SessionDep, state: StateDep) -> dict[str, Any]:
-    found = competitions.get_competition(session, competition)
+    found = catalog.get_competition(session, competition)
     return competition_view(session, found, state.limits, utcnow())
 
 
 @router.get("/{competition}/tasks/{task}", response_model=TaskOut)
 def get_task(competition: str, task: str, session: SessionDep, state: StateDep) -> dict[str, Any]:
-    found = competitions.get_task(session, competition, task)
+    found = catalog.get_task(session, competition, task)
     return task_view(session, found, competition, state.limits, utcnow())
 
 
 @router.get("/{competition}/tasks/{task}/phases/{phase}", response_model=PhaseOut)
 def get_phase(competition: str, task: str, phase: str, session: SessionDep, state: StateDep) -> dict[str, Any]:
-    found = competitions.get_phase(session, competition, task, phase)
+    found = catalog.get_phase(session, competition, task, phase)
     return phase_view(session, found, found.task, competition, state.limits, utcnow())
 
 
@@ -131,14 +132,14 @@ def download_phase_file(competition: str, task: str, phase: str, name: str, sess
 @router.post("/{competition}/participation", response_model=ParticipationOut)
 def request_participation(competition: str, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """Ask to take part (approved at once in an ``open`` competition)."""
-    row = competitions.request_participation(session, user, competitions.get_competition(session, competition))
+    row = participation.request_participation(session, user, catalog.get_competition(session, competition))
     return {"user": user.name, "requested_at": row.requested_at, "approved": row.approved_at is not None}
 
 
 @router.get("/{competition}/participants", response_model=ParticipantList)
 def list_participants(competition: str, session: SessionDep, user: OptionalUser) -> dict[str, Any]:
     """Participation requests (organizers)."""
-    rows = competitions.list_participants(session, user, competitions.get_competition(session, competition))
+    rows = participation.list_participants(session, user, catalog.get_competition(session, competition))
     return {
         "participants": [
             {"user": u.name, "requested_at": p.requested_at, "approved": p.approved_at is not None} for u, p in rows
@@ -149,6 +150,6 @@ def list_participants(competition: str, session: SessionDep, user: OptionalUser)
 @router.post("/{competition}/participants/{name}/approve", response_model=ParticipationOut)
 def approve_participant(competition: str, name: str, session: SessionDep, user: OptionalUser) -> dict[str, Any]:
     """Let a user take part in an ``approval`` competition (organizers)."""
-    found = competitions.get_competition(session, competition)
-    row = competitions.approve_participant(session, user, found, name)
+    found = catalog.get_competition(session, competition)
+    row = participation.approve_participant(session, user, found, name)
     return {"user": name, "requested_at": row.requested_at, "approved": True}

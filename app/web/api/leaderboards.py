@@ -6,7 +6,8 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from app.services import competitions, leaderboards
+from app.services.boards import standings
+from app.services.competitions import catalog
 from app.web.deps import CurrentUser, OptionalUser, SessionDep
 from app.web.pages.render import get_pages
 from app.web.schemas import LeaderboardOut
@@ -22,7 +23,7 @@ def leaderboard(
 ) -> dict[str, Any]:
     """The phase's ranking: one entry per team (and per baseline), best first. Empty for everyone but
     the organizers while the phase is hidden."""
-    found = competitions.get_phase(session, competition, task, phase)
+    found = catalog.get_phase(session, competition, task, phase)
     # Served from the same per-phase cache as the pages: ranking every submission on each request
     # would let anyone keep the server busy; the cache drops a copy as soon as a score lands.
     return get_pages(request).boards.api_leaderboard(session, user, found)
@@ -31,6 +32,6 @@ def leaderboard(
 @router.post(PHASE + "/reveal", response_model=LeaderboardOut)
 def reveal(competition: str, task: str, phase: str, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """Make a hidden phase's results public (organizers); answers with the now public leaderboard."""
-    found = competitions.get_phase(session, competition, task, phase)
-    competitions.reveal_phase(session, user, found)
-    return leaderboards.leaderboard(session, None, found)
+    found = catalog.get_phase(session, competition, task, phase)
+    catalog.reveal_phase(session, user, found)
+    return standings.leaderboard(session, None, found)

@@ -8,8 +8,11 @@ from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from starlette.status import HTTP_202_ACCEPTED
 
-from app.services import competitions, queue_stats, results, submissions
+from app.services.competitions import catalog
 from app.services.errors import InvalidInput
+from app.services.jobs import queue_stats
+from app.services.submissions import changes, intake, results
+from app.services.submissions.limits import MAX_METHOD_DESCRIPTION, MAX_METHOD_NAME, too_large, upload_limit
 from app.storage.models import Team
 from app.storage.types import utcnow
 from app.web.deps import CurrentUser, RowId, SessionDep, StateDep
@@ -35,8 +38,8 @@ _SUBMISSION_BODY = {
                             "format": "binary",
                             "description": "the prediction file, or a zip holding it",
                         },
-                        "method_name": {"type": "string", "maxLength": submissions.MAX_METHOD_NAME},
-                        "method_description": {"type": "string", "maxLength": submissions.MAX_METHOD_DESCRIPTION},
+                        "method_name": {"type": "string", "maxLength": MAX_METHOD_NAME},
+                        "method_description": {"type": "string", "maxLength": MAX_METHOD_DESCRIPTION},
                     },
                 }
             }
@@ -59,7 +62,7 @@ _REFUSALS: dict[int | str, dict[str, Any]] = {
 
 def _limit(state: AppState, ref: tuple[str, str, str]) -> int:
     with state.db.session(read_only=True) as session:
-        return submissions.upload_limit(competitions.get_phase(session, *ref), state.limits)
+        return upload_limit(catalog.get_phase(session, *ref), state.limits)
 
 
 @router.post(
@@ -82,11 +85,11 @@ async def submit(
     queued for scoring (``status`` ``queued``), a bad one is refused with its problems and costs nothing."""
     ref = (competition, task, phase)
     limit = await run_in_threadpool(_limit, state, ref)
-    form = await read_form(request, file_limit=limit, too_large=lambda size: submissions.too_large(limit, size))
+    form = await read_form(request, file_limit=limit, too_large=lambda size: too_large(limit, size))
     if "file" not in form.files:
         raise InvalidInput("no file was sent", [{"where": "file", "message": "attach the prediction file as 'file'"}])
     filename, data = form.files["file"]
-    upload = submissions.Upload(
+    upload = intake.Upload(
         data=data,
         filename=filename,
         method_name=form.fields.get("method_name", ""),
@@ -94,9 +97,9 @@ async def submit(
     )
 
     def accept() -> dict[str, Any]:
-        accepted = submissions.submit(session, user, ref, upload, limits=state.limits, gold_cache=state.gold_cache)
+        accepted = intake.submit(session, user, ref, upload, limits=state.limits, gold_cache=state.gold_cache)
         sub = accepted.submission
-        found_phase = competitions.get_phase(session, *ref)
+        found_phase = catalog.get_phase(session, *ref)
         team = session.get(Team, sub.team_id)
         place = queue_stats.queue_places(session, [sub], utcnow()).get(sub.id)
         team_name = team.name if team else None
@@ -117,15 +120,15 @@ def list_submissions(
     everyone: Annotated[bool, Query(alias="all", description="everyone's submissions (organizers only)")] = False,
 ) -> dict[str, Any]:
     """Your team's submissions to the phase, newest first; ``all=true`` lists everyone's (organizers)."""
-    found = competitions.get_phase(session, competition, task, phase)
+    found = catalog.get_phase(session, competition, task, phase)
     return {"submissions": results.list_for_phase(session, user, found, everyone=everyone)}
 
 
 @router.post(PHASE + "/rescore", response_model=RescoreOut, status_code=HTTP_202_ACCEPTED)
 def rescore_phase(competition: str, task: str, phase: str, session: SessionDep, user: CurrentUser) -> dict[str, int]:
     """Score every scored or failed submission of the phase again (organizers); old scores are kept."""
-    found = competitions.get_phase(session, competition, task, phase)
-    return {"queued": results.rescore_phase(session, user, found)}
+    found = catalog.get_phase(session, competition, task, phase)
+    return {"queued": changes.rescore_phase(session, user, found)}
 
 
 @router.get("/submissions/{submission_id}", response_model=SubmissionOut)
@@ -137,12 +140,12 @@ def get_submission(submission_id: RowId, session: SessionDep, user: CurrentUser)
 @router.post("/submissions/{submission_id}/rescore", response_model=SubmissionOut, status_code=HTTP_202_ACCEPTED)
 def rescore(submission_id: RowId, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """Score the submission again (organizers): a new round, a new score; the old ones are kept."""
-    results.rescore(session, user, submission_id)
+    changes.rescore(session, user, submission_id)
     return results.show(session, user, submission_id)
 
 
 @router.post("/submissions/{submission_id}/choose", response_model=SubmissionOut)
 def choose(submission_id: RowId, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """Make this the submission that counts for your team (phases with selection ``chosen``)."""
-    results.choose(session, user, submission_id)
+    changes.choose(session, user, submission_id)
     return results.show(session, user, submission_id)

@@ -9,9 +9,9 @@ from urllib.parse import quote
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.services.competitions import phase_state
-from app.services.markdown import render_markdown
-from app.services.submissions import Limits, upload_limit
+from app.services.competitions.catalog import phase_state
+from app.services.competitions.markdown import render_markdown
+from app.services.submissions.limits import Limits, upload_limit
 from app.storage.blobs import blob_facts
 from app.storage.models import Competition, CompetitionOrganizer, Phase, Task, User
 from scorers import scorer_class

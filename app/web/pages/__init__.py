@@ -9,8 +9,8 @@ from __future__ import annotations
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from app.services.board_cache import BoardCache
-from app.services.throttle import LoginThrottle
+from app.services.accounts.throttle import LoginThrottle
+from app.services.boards.cache import BoardCache
 from app.web import sessions
 from app.web.pages import accounts, organize, participate, public
 from app.web.pages.render import STATIC, Pages, make_environment

@@ -7,9 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request, Response
 from sqlalchemy.orm import Session
 
-from app.services import competitions, teams, users
+from app.services.accounts import teams, users
+from app.services.accounts.throttle import LoginThrottled
+from app.services.competitions import catalog, participation
 from app.services.errors import Forbidden, NotAuthenticated, ServiceError
-from app.services.throttle import LoginThrottled
 from app.storage.models import User
 from app.web import sessions
 from app.web.csrf import require_csrf
@@ -98,7 +99,7 @@ def register(
 
 @router.get("/c/{competition}/team")
 def team_page(competition: str, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
-    found = competitions.get_competition(session, competition)
+    found = catalog.get_competition(session, competition)
     team = teams.team_of(session, viewer, found.id)
     members = [u.name for u in teams.members(session, team)] if team is not None else []
     context = {"competition": found, "team": team, "members": members}
@@ -107,7 +108,7 @@ def team_page(competition: str, request: Request, session: SessionDep, viewer: L
 
 def _team_action(request: Request, session: Session, competition: str, act: str, text: str, user: User) -> None:
     """Found or join a team; a refusal becomes a message on the team page."""
-    found = competitions.get_competition(session, competition)
+    found = catalog.get_competition(session, competition)
     try:
         if act == "create":
             team = teams.create_team(session, user, found, text)
@@ -139,8 +140,8 @@ def join_team(
 @router.post("/c/{competition}/participate", dependencies=CSRF)
 def participate(competition: str, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
     """Ask to take part in an approval-only competition (an open one approves at once)."""
-    found = competitions.get_competition(session, competition)
-    row = competitions.request_participation(session, viewer, found)
+    found = catalog.get_competition(session, competition)
+    row = participation.request_participation(session, viewer, found)
     if row.approved_at is not None:
         sessions.flash(request, "You may take part: submit to any open phase.")
     else:

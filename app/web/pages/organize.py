@@ -10,10 +10,12 @@ from fastapi import APIRouter, Depends, Form, Request, Response
 from fastapi.responses import FileResponse
 from starlette.background import BackgroundTask
 
-from app.services import baseline_runs, competitions, results
-from app.services.access import require_organizer
-from app.services.archives import archive_name, write_phase_archive
-from app.services.submission_views import view_submission
+from app.services.accounts.access import require_organizer
+from app.services.baselines import runs
+from app.services.competitions import catalog
+from app.services.competitions.archives import archive_name, write_phase_archive
+from app.services.submissions import changes, results
+from app.services.submissions.detail import view_submission
 from app.storage.models import STATUSES
 from app.web import sessions
 from app.web.csrf import require_csrf
@@ -40,7 +42,7 @@ def organize(
     team: str = "",
 ) -> Response:
     """Every submission of the phase, newest first, filtered by status and by team name."""
-    found = competitions.get_phase(session, competition, task, phase)
+    found = catalog.get_phase(session, competition, task, phase)
     require_organizer(session, viewer, found.task.competition)
     records = results.list_for_phase(session, viewer, found, everyone=True)
     wanted = team.strip().casefold()
@@ -59,8 +61,8 @@ def organize(
         "status": status,
         "team": team,
         "primary": scorer_class(found.task.scorer).describe()["primary_metric"],
-        "baselines": baseline_runs.registry(found.task.scorer),
-        "runs": baseline_runs.describe_runs(session, baseline_runs.list_runs(session, viewer, found)),
+        "baselines": runs.registry(found.task.scorer),
+        "runs": runs.describe_runs(session, runs.list_runs(session, viewer, found)),
     }
     return render(request, "organize.html", context, viewer=viewer)
 
@@ -69,8 +71,8 @@ def organize(
 def rescore_phase(
     competition: str, task: str, phase: str, request: Request, session: SessionDep, viewer: LoggedIn
 ) -> Response:
-    found = competitions.get_phase(session, competition, task, phase)
-    queued = results.rescore_phase(session, viewer, found)
+    found = catalog.get_phase(session, competition, task, phase)
+    queued = changes.rescore_phase(session, viewer, found)
     sessions.flash(request, f"{queued} submission(s) queued for scoring again; their current scores stay until then.")
     return redirect(urls.phase_part((competition, task, phase), "organize"))
 
@@ -79,8 +81,8 @@ def rescore_phase(
 def reveal(
     competition: str, task: str, phase: str, request: Request, session: SessionDep, viewer: LoggedIn
 ) -> Response:
-    found = competitions.get_phase(session, competition, task, phase)
-    competitions.reveal_phase(session, viewer, found)
+    found = catalog.get_phase(session, competition, task, phase)
+    catalog.reveal_phase(session, viewer, found)
     sessions.flash(request, "The phase's results are public now: leaderboard, exports and submission pages.")
     return redirect(urls.phase((competition, task, phase)))
 
@@ -90,7 +92,7 @@ def everything(
     competition: str, task: str, phase: str, request: Request, session: SessionDep, viewer: LoggedIn
 ) -> Response:
     """Every submitted file, every submission's record and the organizers' leaderboard, in one zip."""
-    found = competitions.get_phase(session, competition, task, phase)
+    found = catalog.get_phase(session, competition, task, phase)
     path = write_phase_archive(session, viewer, found)
     return FileResponse(
         path,
@@ -103,7 +105,7 @@ def everything(
 
 @router.post("/submissions/{submission_id}/rescore", dependencies=CSRF)
 def rescore(submission_id: RowId, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
-    results.rescore(session, viewer, submission_id)
+    changes.rescore(session, viewer, submission_id)
     view = view_submission(session, viewer, submission_id, get_pages(request).boards)
     sessions.flash(request, f"Submission {submission_id} is queued for scoring again.")
     return redirect(urls.submission(view.record["id"]))
@@ -120,15 +122,15 @@ def start_baseline(
     baseline: Annotated[str, Form()] = "",
 ) -> Response:
     """Queue a run of a baseline system with its default options (other options: the API or the CLI)."""
-    found = competitions.get_phase(session, competition, task, phase)
-    run = baseline_runs.start_run(session, viewer, found, baseline)
+    found = catalog.get_phase(session, competition, task, phase)
+    run = runs.start_run(session, viewer, found, baseline)
     sessions.flash(request, f"Baseline run {run.id} ({run.baseline} {run.baseline_version}) is queued.")
     return redirect(urls.phase_part((competition, task, phase), "organize"))
 
 
 @router.post("/baseline-runs/{run_id}/cancel", dependencies=CSRF)
 def cancel_baseline(run_id: RowId, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
-    shown = baseline_runs.describe_run(session, baseline_runs.request_cancel(session, viewer, run_id))
+    shown = runs.describe_run(session, runs.request_cancel(session, viewer, run_id))
     done = "is cancelled" if shown["status"] == "cancelled" else "stops at its next check"
     sessions.flash(request, f"Baseline run {run_id} {done}.")
     return redirect(urls.phase_part((shown["competition"], shown["task"], shown["phase"]), "organize"))
@@ -137,5 +139,5 @@ def cancel_baseline(run_id: RowId, request: Request, session: SessionDep, viewer
 @router.get("/baseline-runs/{run_id}/status.json")
 def baseline_status(run_id: RowId, session: SessionDep, viewer: LoggedIn) -> dict[str, Any]:
     """The run's status and progress, for the page's script to poll while the run waits or runs."""
-    shown = baseline_runs.describe_run(session, baseline_runs.get_run(session, viewer, run_id))
+    shown = runs.describe_run(session, runs.get_run(session, viewer, run_id))
     return {"id": run_id, "status": shown["status"], "progress": shown["progress"]}

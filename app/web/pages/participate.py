@@ -10,11 +10,13 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from sqlalchemy.orm import Session
 
-from app.services import competitions, quota, results, submissions
-from app.services.access import may_participate
+from app.services.accounts.access import may_participate
+from app.services.accounts.teams import team_of
+from app.services.competitions import catalog
 from app.services.errors import InvalidInput, ServiceError
-from app.services.submission_views import SubmissionView, view_submission
-from app.services.teams import team_of
+from app.services.submissions import changes, intake, quota, results
+from app.services.submissions.detail import SubmissionView, view_submission
+from app.services.submissions.limits import describe_size, too_large, upload_limit
 from app.storage.models import Phase, User
 from app.storage.types import utcnow
 from app.web import sessions
@@ -40,17 +42,17 @@ def _submit_context(session: Session, state: AppState, user: User, phase: Phase)
     now = utcnow()
     task = phase.task
     team = team_of(session, user, task.competition_id)
-    limit = submissions.upload_limit(phase, state.limits)
+    limit = upload_limit(phase, state.limits)
     return {
         "phase": phase,
         "task": task,
         "competition": task.competition,
         "ref": (task.competition.slug, task.slug, phase.slug),
-        "state": competitions.phase_state(phase, now),
+        "state": catalog.phase_state(phase, now),
         "allowed": may_participate(session, user, task.competition),
         "team": team,
         "usage": quota.usage(session, phase, team.id if team else None, now),
-        "limit_text": submissions.describe_size(limit),
+        "limit_text": describe_size(limit),
         "limit": limit,
         "format": scorer_class(task.scorer).describe(),
         "now": now,
@@ -61,7 +63,7 @@ def _submit_context(session: Session, state: AppState, user: User, phase: Phase)
 def submit_form(
     competition: str, task: str, phase: str, request: Request, session: SessionDep, viewer: LoggedIn
 ) -> Response:
-    found = competitions.get_phase(session, competition, task, phase)
+    found = catalog.get_phase(session, competition, task, phase)
     context = _submit_context(session, get_pages(request).state, viewer, found)
     context.update(error=None, method_name="", method_description="")
     return render(request, "submit.html", context, viewer=viewer)
@@ -69,7 +71,7 @@ def submit_form(
 
 def _upload_limit(state: AppState, ref: tuple[str, str, str]) -> int:
     with state.db.session(read_only=True) as session:
-        return submissions.upload_limit(competitions.get_phase(session, *ref), state.limits)
+        return upload_limit(catalog.get_phase(session, *ref), state.limits)
 
 
 @router.post(PHASE + "/submit")
@@ -87,20 +89,20 @@ async def submit(
     limit = await run_in_threadpool(_upload_limit, state, ref)
     fields: dict[str, str] = {}
     try:
-        form = await read_form(request, file_limit=limit, too_large=submissions.too_large(limit))
+        form = await read_form(request, file_limit=limit, too_large=too_large(limit))
         fields = form.fields
         check_token(request, fields.get("csrf_token"))
         filename, data = form.files.get("file", ("", b""))
         if not filename and not data:
             raise InvalidInput("no file was chosen", [{"where": "file", "message": "choose the prediction file"}])
-        upload = submissions.Upload(
+        upload = intake.Upload(
             data=data,
             filename=filename,
             method_name=fields.get("method_name", ""),
             method_description=fields.get("method_description", ""),
         )
         accepted = await run_in_threadpool(
-            submissions.submit, session, viewer, ref, upload, limits=state.limits, gold_cache=state.gold_cache
+            intake.submit, session, viewer, ref, upload, limits=state.limits, gold_cache=state.gold_cache
         )
     except CsrfRefused:
         raise
@@ -128,7 +130,7 @@ async def _refused(
         return JSONResponse(error.to_dict(), status_code=error.status)
 
     def form_again() -> Response:
-        found = competitions.get_phase(session, *ref)
+        found = catalog.get_phase(session, *ref)
         context = _submit_context(session, state, viewer, found)
         context.update(
             error=error,
@@ -145,7 +147,7 @@ def my_submissions(
     competition: str, task: str, phase: str, request: Request, session: SessionDep, viewer: LoggedIn
 ) -> Response:
     """The team's submissions to the phase with their status, the quota left, and the choice that counts."""
-    found = competitions.get_phase(session, competition, task, phase)
+    found = catalog.get_phase(session, competition, task, phase)
     records = results.list_for_phase(session, viewer, found)
     team = team_of(session, viewer, found.task.competition_id)
     now = utcnow()
@@ -220,7 +222,7 @@ def document_chart(submission_id: RowId, request: Request, session: SessionDep, 
 @router.post("/submissions/{submission_id}/choose", dependencies=CSRF)
 def choose(submission_id: RowId, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
     """Make this the submission that counts for the team (phases whose selection is ``chosen``)."""
-    submission = results.choose(session, viewer, submission_id)
+    submission = changes.choose(session, viewer, submission_id)
     view = _view(request, session, viewer, submission.id)
     sessions.flash(request, f"Submission {submission.id} now counts for your team on the leaderboard.")
     return redirect(urls.phase_part(view.ref, "submissions"))

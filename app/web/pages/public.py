@@ -11,8 +11,8 @@ from fastapi.concurrency import run_in_threadpool
 from markupsafe import Markup
 from sqlalchemy.orm import Session
 
-from app.services import competitions
-from app.services.board_cache import BoardSnapshot
+from app.services.boards.cache import BoardSnapshot
+from app.services.competitions import catalog
 from app.services.errors import NotFound
 from app.storage.models import User
 from app.storage.types import utcnow
@@ -37,13 +37,13 @@ async def healthz() -> dict[str, str]:
 
 @router.get("/")
 def home(request: Request, session: SessionDep, viewer: Viewer) -> Response:
-    found = competitions.list_competitions(session)
+    found = catalog.list_competitions(session)
     return render(request, "home.html", {"competitions": found, "now": utcnow()}, viewer=viewer)
 
 
 @router.get("/c/{competition}")
 def competition_page(competition: str, request: Request, session: SessionDep, viewer: Viewer) -> Response:
-    found = competitions.get_competition(session, competition)
+    found = catalog.get_competition(session, competition)
     state = get_pages(request).state
     view = competition_view(session, found, state.limits, utcnow())
     return render(request, "competition.html", {"c": view, "now": utcnow()}, viewer=viewer)

@@ -21,10 +21,10 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.routing import APIRoute
 from markupsafe import Markup
 
-from app.services.board_cache import BoardCache
+from app.services.accounts.throttle import LoginThrottle, LoginThrottled
+from app.services.boards.cache import BoardCache
+from app.services.competitions.markdown import render_markdown
 from app.services.errors import QuotaExhausted, ServiceError
-from app.services.markdown import render_markdown
-from app.services.throttle import LoginThrottle, LoginThrottled
 from app.storage.models import User
 from app.storage.types import utcnow
 from app.web import csrf, sessions

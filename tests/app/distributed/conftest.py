@@ -24,7 +24,7 @@ from kombu import Connection
 
 from app.config import Settings
 from app.main import create_app
-from app.services import users
+from app.services.accounts import users
 from app.storage.db import Database
 from scorers import register, scorer_names, unregister
 from tests.app.builders import make_competition, make_user

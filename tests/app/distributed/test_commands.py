@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from app.services import users
+from app.services.accounts import users
 from app.storage.db import Database
 from tests.app.builders import HALF, as_bytes
 from tests.app.distributed.cluster import PODIUM, free_port, pid_of, podium_env, wait_for

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from app.config import Settings
-from app.services import quota
+from app.services.submissions import quota
 from app.storage.db import Database
 from app.storage.models import Phase, Score, Submission
 from app.storage.types import utcnow

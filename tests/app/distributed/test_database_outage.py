@@ -12,10 +12,11 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
 
 from app.config import Settings
-from app.services import submissions
-from app.services.gold import GoldCache
-from app.services.jobs import SCORE_SUBMISSION
-from app.services.users import find_user
+from app.services.accounts.users import find_user
+from app.services.jobs.enqueue import SCORE_SUBMISSION
+from app.services.scoring.gold import GoldCache
+from app.services.submissions import intake
+from app.services.submissions.limits import Limits
 from app.storage.db import Database
 from app.storage.models import Blob, Score, Submission
 from app.storage.types import utcnow
@@ -69,9 +70,9 @@ def test_requests_get_a_503_and_jobs_wait_for_the_database(
     # the worker while the database is away.
     with pg.session() as session:
         settings = cluster.app_settings()
-        limits = submissions.Limits(settings.max_upload_bytes, settings.max_unzipped_bytes, settings.max_zip_entries)
-        upload = submissions.Upload(as_bytes(PERFECT), "late.json")
-        accepted = submissions.submit(
+        limits = Limits(settings.max_upload_bytes, settings.max_unzipped_bytes, settings.max_zip_entries)
+        upload = intake.Upload(as_bytes(PERFECT), "late.json")
+        accepted = intake.submit(
             session, find_user(session, "ada"), ("comp", "labels", "dev"), upload, limits=limits, gold_cache=GoldCache()
         )
         accepted.submission.enqueued_at = utcnow()

@@ -10,7 +10,7 @@ import yaml
 from fastapi.testclient import TestClient
 
 from app.config import Settings
-from app.services import users
+from app.services.accounts import users
 from app.storage.db import Database
 from tests.app.builders import GOLD, HALF, PASSWORD, PERFECT, as_bytes, make_competition, make_user, phase_spec, utc
 

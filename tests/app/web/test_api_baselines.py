@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from app.storage.db import Database
 from tests.app.labels_baselines import NAME, REFUSAL, LabelsCopy, registered
 from tests.app.labels_scorer import LabelScorer
-from tests.app.services.test_baseline_runs import setup
+from tests.app.services.baselines.test_runs import setup
 from tests.app.web.test_api import PHASE, auth, wait
 from tests.app.worker.test_baseline_job import eventually
 

@@ -13,9 +13,9 @@ from typing import Any
 from fastapi.testclient import TestClient
 from httpx import Response
 
-from app.services import teams
-from app.services.competitions import get_competition
-from app.services.users import find_user
+from app.services.accounts import teams
+from app.services.accounts.users import find_user
+from app.services.competitions.catalog import get_competition
 from app.storage.db import Database
 from app.storage.models import Submission
 from app.storage.types import utcnow

@@ -17,9 +17,11 @@ from typer.testing import CliRunner
 from app.cli import app as cli
 from app.config import Settings
 from app.main import create_app
-from app.services import baseline_runs, competitions, users
-from app.services.bundles import load_bundle
-from app.services.gold import GoldCache
+from app.services.accounts import users
+from app.services.baselines import runs
+from app.services.bundles.loader import load_bundle
+from app.services.competitions import catalog
+from app.services.scoring.gold import GoldCache
 from app.storage.blobs import read_blob
 from app.storage.db import Database
 from app.storage.models import BaselineRun, Submission
@@ -29,7 +31,7 @@ from app.worker.jobs import JobContext, score_submission
 from tests.app.builders import make_user
 from tests.app.labels_baselines import FIRST_LINE, REFUSAL, LabelsCopy, registered
 from tests.app.labels_scorer import LabelScorer
-from tests.app.services.test_baseline_runs import setup, started, user
+from tests.app.services.baselines.test_runs import setup, started, user
 from tests.conftest import ROOT
 
 
@@ -131,7 +133,7 @@ def test_a_running_run_shows_its_progress_and_stops_when_cancelled(db: Database,
             "resources: secret-resource.bin",
         ]
         with db.session() as session:
-            asked = baseline_runs.request_cancel(session, user(session, "olga"), run_id)
+            asked = runs.request_cancel(session, user(session, "olga"), run_id)
             session.commit()
         assert (asked.status, asked.cancel_requested) == ("running", True)
     finally:
@@ -183,7 +185,7 @@ def test_a_seed_baseline_runs_in_the_pool_and_its_marked_row_has_the_offline_num
 ) -> None:
     with db.session() as session:
         olga = make_user(session, "olga", organizer=True)
-        competitions.create_competition(session, load_bundle(ROOT / "examples" / "famus"), creator=olga)
+        catalog.create_competition(session, load_bundle(ROOT / "examples" / "famus"), creator=olga)
         session.commit()
     phase = "/api/v1/competitions/famus/tasks/sv/phases/dev"
     started_run = served.post(f"{phase}/baseline-runs", headers=token(db, "olga"), json={"baseline": "famus-sv-lemma"})

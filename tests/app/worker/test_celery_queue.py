@@ -11,10 +11,11 @@ import pytest
 import redis
 
 from app.config import Settings
-from app.services import submissions
-from app.services.gold import GoldCache
-from app.services.jobs import QUEUE_KEY
-from app.services.users import find_user
+from app.services.accounts.users import find_user
+from app.services.jobs.enqueue import QUEUE_KEY
+from app.services.scoring.gold import GoldCache
+from app.services.submissions import intake
+from app.services.submissions.limits import Limits
 from app.storage.db import Database
 from app.worker.celery_app import make_celery
 from app.worker.celery_queue import CeleryQueue
@@ -23,7 +24,7 @@ from tests.app.distributed.cluster import free_port
 from tests.app.labels_scorer import LabelScorer
 from tests.app.worker.test_jobs import row
 
-LIMITS = submissions.Limits(1 << 20, 1 << 20, 4)
+LIMITS = Limits(1 << 20, 1 << 20, 4)
 
 
 @pytest.fixture
@@ -38,11 +39,11 @@ def people(db: Database, labels: type[LabelScorer]) -> Database:
 def upload(db: Database, queue: CeleryQueue) -> int:
     """One upload through a session whose jobs go to ``queue``, as a web request does."""
     with db.session(info={QUEUE_KEY: queue}) as session:
-        accepted = submissions.submit(
+        accepted = intake.submit(
             session,
             find_user(session, "ada"),
             ("comp", "labels", "dev"),
-            submissions.Upload(as_bytes(HALF), "run.json"),
+            intake.Upload(as_bytes(HALF), "run.json"),
             limits=LIMITS,
             gold_cache=GoldCache(),
         )

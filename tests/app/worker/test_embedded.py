@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from app.config import Settings
-from app.services.gold import GoldCache
+from app.services.scoring.gold import GoldCache
 from app.storage.db import Database
 from app.storage.types import utcnow
 from app.worker.embedded import EmbeddedPool

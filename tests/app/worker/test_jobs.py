@@ -10,9 +10,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import undefer
 
 from app.config import Settings
-from app.services import results, scoring, submissions
-from app.services.gold import GoldCache
-from app.services.users import find_user
+from app.services.accounts.users import find_user
+from app.services.scoring import steps
+from app.services.scoring.gold import GoldCache
+from app.services.submissions import changes, intake, results
 from app.storage.db import Database
 from app.storage.models import Score, Submission
 from app.storage.types import utcnow
@@ -30,11 +31,11 @@ def submitted(db: Database, run: Any = HALF, **competition: Any) -> int:
         make_user(session, "olga")
         make_user(session, "ada")
         make_competition(session, organizers=("olga",), **competition)
-        accepted = submissions.submit(
+        accepted = intake.submit(
             session,
             find_user(session, "ada"),
             ("comp", "labels", "dev"),
-            submissions.Upload(as_bytes(run), "run.json"),
+            intake.Upload(as_bytes(run), "run.json"),
             limits=context(db).limits,
             gold_cache=GoldCache(),
         )
@@ -74,7 +75,7 @@ def test_a_scorer_crash_fails_the_submission_and_gives_the_quota_back(db: Databa
     failed = row(db, submission_id)
     assert failed.status == "failed"
     assert failed.quota_refunded
-    assert failed.participant_message == scoring.PLATFORM_FAILURE
+    assert failed.participant_message == steps.PLATFORM_FAILURE
     assert failed.organizer_message.startswith("RuntimeError: the scorer exploded")
     assert "Traceback" in failed.organizer_message
     assert scores(db, submission_id) == []
@@ -89,9 +90,9 @@ def test_a_job_for_a_scored_submission_does_nothing(db: Database, labels: type[L
     assert len(scores(db, submission_id)) == 1
 
 
-def claim(db: Database, submission_id: int, now: Any, worker: str = "w1") -> scoring.Claim | None:
+def claim(db: Database, submission_id: int, now: Any, worker: str = "w1") -> steps.Claim | None:
     with db.session() as session:
-        found = scoring.claim(session, submission_id, worker=worker, now=now, lease_seconds=30, max_attempts=3)
+        found = steps.claim(session, submission_id, worker=worker, now=now, lease_seconds=30, max_attempts=3)
         session.commit()
         return found
 
@@ -103,8 +104,8 @@ def test_a_live_claim_cannot_be_taken_and_an_expired_one_can(db: Database, label
     assert first is not None and first.attempt == 1
     assert claim(db, submission_id, t0 + timedelta(seconds=29), "w2") is None
     with db.session() as session:
-        assert scoring.waiting(session, t0 + timedelta(seconds=29)) == []
-        assert scoring.waiting(session, t0 + timedelta(seconds=31)) == [submission_id]
+        assert steps.waiting(session, t0 + timedelta(seconds=29)) == []
+        assert steps.waiting(session, t0 + timedelta(seconds=31)) == [submission_id]
     second = claim(db, submission_id, t0 + timedelta(seconds=31), "w2")
     assert second is not None and (second.attempt, second.round) == (2, 1)
     assert row(db, submission_id).worker == "w2"
@@ -118,13 +119,13 @@ def test_the_second_worker_to_finish_a_round_changes_nothing(db: Database, label
     assert slow is not None and fast is not None
     ctx = context(db)
     with db.session() as session:
-        parsed, data = scoring.load_inputs(session, fast, gold_cache=ctx.gold_cache)
-    report = scoring.compute(parsed, data, limits=ctx.limits)
+        parsed, data = steps.load_inputs(session, fast, gold_cache=ctx.gold_cache)
+    report = steps.compute(parsed, data, limits=ctx.limits)
     with db.session() as session:
-        assert scoring.record_score(session, fast, report, now=t0)
+        assert steps.record_score(session, fast, report, now=t0)
         session.commit()
     with db.session() as session:
-        assert not scoring.record_score(session, slow, report, now=t0)
+        assert not steps.record_score(session, slow, report, now=t0)
         session.commit()
     assert len(scores(db, submission_id)) == 1
     assert row(db, submission_id).status == "scored"
@@ -159,8 +160,8 @@ def test_rescoring_adds_a_round_and_keeps_the_old_score(db: Database, labels: ty
     with db.session() as session:
         olga = find_user(session, "olga")
         with pytest.raises(Exception, match="only the organizers"):
-            results.rescore(session, find_user(session, "ada"), submission_id)
-        queued = results.rescore(session, olga, submission_id)
+            changes.rescore(session, find_user(session, "ada"), submission_id)
+        queued = changes.rescore(session, olga, submission_id)
         assert (queued.status, queued.scoring_round, queued.attempts) == ("queued", 2, 0)
         session.commit()
     score_submission(ctx, submission_id)
@@ -183,9 +184,9 @@ def test_a_round_finishing_after_a_rescore_was_asked_leaves_the_submission_queue
         sub.status = "queued"
         session.commit()
     with db.session() as session:
-        parsed, data = scoring.load_inputs(session, found, gold_cache=ctx.gold_cache)
-        report = scoring.compute(parsed, data, limits=ctx.limits)
-        assert scoring.record_score(session, found, report, now=utcnow())
+        parsed, data = steps.load_inputs(session, found, gold_cache=ctx.gold_cache)
+        report = steps.compute(parsed, data, limits=ctx.limits)
+        assert steps.record_score(session, found, report, now=utcnow())
         session.commit()
     assert row(db, submission_id).status == "queued"
     score_submission(ctx, submission_id)
@@ -210,11 +211,11 @@ def test_a_heartbeat_extends_the_lease_of_the_claim_that_holds_it(db: Database, 
     first = claim(db, submission_id, t0)
     assert first is not None
     with db.session() as session:
-        assert scoring.heartbeat(session, first, now=t0 + timedelta(seconds=20), lease_seconds=30)
+        assert steps.heartbeat(session, first, now=t0 + timedelta(seconds=20), lease_seconds=30)
         session.commit()
     assert row(db, submission_id).lease_expires_at == t0 + timedelta(seconds=50)
     assert claim(db, submission_id, t0 + timedelta(seconds=40), "w2") is None  # the beat kept it alive
     second = claim(db, submission_id, t0 + timedelta(seconds=51), "w2")
     assert second is not None
     with db.session() as session:
-        assert not scoring.heartbeat(session, first, now=t0 + timedelta(seconds=52), lease_seconds=30)
+        assert not steps.heartbeat(session, first, now=t0 + timedelta(seconds=52), lease_seconds=30)

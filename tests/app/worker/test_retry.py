@@ -14,7 +14,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 from app.config import Settings
-from app.services.gold import GoldCache
+from app.services.scoring.gold import GoldCache
 from app.storage.db import Database
 from app.worker.jobs import JobContext, score_submission
 from app.worker.retry import GaveUp, backoff, describe, with_retries

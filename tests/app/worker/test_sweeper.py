@@ -12,7 +12,7 @@ from app.storage.models import Submission
 from app.storage.types import utcnow
 from app.worker.sweeper import Sweeper
 from tests.app.labels_scorer import LabelScorer
-from tests.app.services.test_dispatch import queued
+from tests.app.services.jobs.test_dispatch import queued
 
 
 def stamps(db: Database) -> list[bool]:

@@ -1,0 +1,1 @@
+"""Accounts: users and their credentials, teams, who may do what, and login throttling."""

@@ -1,0 +1,125 @@
+"""A phase's leaderboard, computed from the stored scores with ``leaderboard.ranking``.
+
+Nothing is stored: each call reads the phase's submissions with their newest score and ranks them
+by the task scorer's metrics and the phase's selection rule. A submission being rescored keeps its
+previous score until the new one lands; a failed one is never ranked. In a hidden phase nobody but
+its organizers sees numbers, so the public leaderboard is empty until the phase is revealed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.services.accounts.access import is_organizer
+from app.storage.models import Phase, Score, Submission, Team, User
+from leaderboard.ranking import Candidate, Rules, Selection, rank
+from scorers import scorer_class
+
+
+def _rules(phase: Phase) -> tuple[Rules, dict[str, Any]]:
+    described = scorer_class(phase.task.scorer).describe()
+    return Rules.from_description(described, select=cast(Selection, phase.selection)), described
+
+
+def _baseline_system(name: str | None, version: str | None) -> str:
+    """A baseline's entry is its system and version ("svident-tfidf-lr 1"): each version ranks on its own."""
+    return " ".join(part for part in (name, version) if part)
+
+
+def candidates(session: Session, phase: Phase, *, with_columns: tuple[str, ...] = ()) -> list[Candidate]:
+    """Every submission of the phase as the ranking sees it (with numbers; visibility is the caller's)."""
+    newest = (
+        select(Score.submission_id, func.max(Score.round).label("round"))
+        .join(Submission, Submission.id == Score.submission_id)
+        .where(Submission.phase_id == phase.id)
+        .group_by(Score.submission_id)
+        .subquery()
+    )
+    score_columns: list[Any] = [Score.metrics]
+    if with_columns:
+        score_columns.append(Score.breakdown)
+    query = (
+        select(
+            Submission.id,
+            Submission.team_id,
+            Submission.method_name,
+            Submission.created_at,
+            Submission.status,
+            Submission.is_baseline,
+            Submission.baseline_name,
+            Submission.baseline_version,
+            Submission.chosen,
+            Team.name,
+            *score_columns,
+        )
+        .outerjoin(Team, Team.id == Submission.team_id)
+        .outerjoin(newest, newest.c.submission_id == Submission.id)
+        .outerjoin(Score, (Score.submission_id == Submission.id) & (Score.round == newest.c.round))
+        .where(Submission.phase_id == phase.id)
+    )
+    out = []
+    for row in session.execute(query):
+        metrics = row.metrics
+        ranked_status = "scored" if metrics is not None and row.status != "failed" else row.status
+        columns = {}
+        if with_columns and metrics is not None:
+            breakdown = row.breakdown or {}
+            columns = {dim: breakdown[dim] for dim in with_columns if dim in breakdown}
+        baseline = bool(row.is_baseline)
+        out.append(
+            Candidate(
+                submission_id=row.id,
+                team_id=row.team_id if row.team_id is not None else "baseline",
+                team=(row.baseline_name or "baseline") if baseline else (row.name or ""),
+                system=_baseline_system(row.baseline_name, row.baseline_version) if baseline else row.method_name,
+                submitted_at=row.created_at,
+                status=ranked_status,
+                metrics=metrics,
+                baseline=baseline,
+                chosen=bool(row.chosen),
+                columns=columns,
+            )
+        )
+    return out
+
+
+def leaderboard(session: Session, viewer: User | None, phase: Phase) -> dict[str, Any]:
+    """The phase's leaderboard as plain data for the JSON API."""
+    rules, described = _rules(phase)
+    task = phase.task
+    visible = phase.metrics_public or is_organizer(session, viewer, task.competition_id)
+    entries = []
+    if visible:
+        breakdowns = tuple(described.get("leaderboard_breakdowns", ()))
+        for entry in rank(candidates(session, phase, with_columns=breakdowns), rules):
+            c = entry.candidate
+            entries.append(
+                {
+                    "rank": entry.rank,
+                    "team": c.team,
+                    "system": c.system,
+                    "metrics": dict(c.metrics or {}),
+                    "columns": {dim: dict(rows) for dim, rows in c.columns.items()},
+                    "baseline": c.baseline,
+                    "submitted_at": c.submitted_at,
+                    "submission_id": c.submission_id,
+                    "scored_submissions": entry.scored_submissions,
+                }
+            )
+    return {
+        "competition": task.competition.slug,
+        "task": task.slug,
+        "phase": phase.slug,
+        "scorer": described["name"],
+        "primary_metric": rules.primary,
+        "metrics": [
+            {"name": m["name"], "meaning": m["meaning"], "higher_is_better": m["higher_is_better"]}
+            for m in described["metrics"]
+        ],
+        "selection": phase.selection,
+        "hidden": not phase.metrics_public,
+        "entries": entries,
+    }

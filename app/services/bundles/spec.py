@@ -1,0 +1,84 @@
+"""What a competition bundle describes, as plain values (``CompetitionSpec`` and its parts), and
+``BundleError``, which lists every mistake of a bundle under its key path."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from app.services.errors import ServiceError
+
+
+@dataclass(frozen=True)
+class BundleFile:
+    """A file read into memory, with the name people see and its sha256."""
+
+    name: str
+    data: bytes
+    sha256: str
+
+
+@dataclass(frozen=True)
+class PhaseSpec:
+    """One evaluation phase of a task: its window, gold, public files, limits and leaderboard rules."""
+
+    slug: str
+    title: str
+    description: str
+    starts_at: datetime | None
+    ends_at: datetime | None
+    gold: BundleFile
+    public_files: tuple[BundleFile, ...]
+    daily_limit: int | None
+    total_limit: int | None
+    visibility: str
+    selection: str
+    max_upload_bytes: int | None
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A task: its scorer, public training files, organizer-only resources and phases."""
+
+    slug: str
+    title: str
+    description: str
+    scorer: str
+    scorer_options: dict[str, Any]
+    training_files: tuple[BundleFile, ...]
+    resources: tuple[BundleFile, ...]
+    phases: tuple[PhaseSpec, ...]
+
+
+@dataclass(frozen=True)
+class CompetitionSpec:
+    """A whole competition as a bundle describes it; nothing in it is stored yet."""
+
+    slug: str
+    title: str
+    description: str
+    organizers: tuple[str, ...]
+    participation: str
+    tasks: tuple[TaskSpec, ...]
+
+
+class BundleError(ServiceError):
+    """A bundle that cannot be loaded; ``problems`` lists every mistake as ``(key path, message)``."""
+
+    status = 422
+    default_code = "invalid_bundle"
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        self.problems = list(problems)
+        super().__init__(self.summary())
+
+    def summary(self) -> str:
+        n = len(self.problems)
+        lines = [f"The bundle was refused: {n} problem{'s' if n != 1 else ''}."]
+        lines += [f"- {key}: {message}" if key else f"- {message}" for key, message in self.problems]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        problems = [{"key": key, "message": message} for key, message in self.problems]
+        return {"error": self.code, "detail": self.message, "problems": problems, "total": len(problems)}

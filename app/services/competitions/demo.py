@@ -1,0 +1,98 @@
+"""``podium demo``: the example competitions and two demo accounts, idempotently.
+
+The three seed competitions come from ``examples/<name>/release.yaml`` on the real releases when a
+data folder is given, else from ``examples/<name>/competition.yaml`` on the small example data; the
+invitational example (approval, hidden phase) is always added. A competition that exists already is
+left as it is. The demo accounts get fresh passwords and tokens on every run, so that the printed
+credentials always work.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.services.accounts import users
+from app.services.bundles.loader import BUNDLE_FILE, load_bundle
+from app.services.competitions import catalog
+from app.storage.models import Competition, CompetitionOrganizer, User
+
+SEED = ("svident", "scier", "famus")
+EXTRA = ("private-demo",)
+RELEASE_FILE = "release.yaml"
+TOKEN_LABEL = "demo"  # noqa: S105  (a label, not a secret)
+
+
+@dataclass(frozen=True)
+class Account:
+    role: str
+    name: str
+    password: str
+    token: str
+
+
+@dataclass
+class DemoReport:
+    competitions: list[tuple[str, bool]] = field(default_factory=list)
+    accounts: list[Account] = field(default_factory=list)
+
+
+def _account(session: Session, name: str, *, organizer: bool) -> tuple[User, str]:
+    password = secrets.token_urlsafe(12)
+    user = users.find_user(session, name)
+    if user is None:
+        user = users.create_user(session, name, password, is_organizer=organizer)
+    else:
+        users.set_password(session, user, password)
+        user.is_organizer = user.is_organizer or organizer
+    return user, password
+
+
+def _slug(bundle: Path) -> str | None:
+    """The bundle's slug, read cheaply so that an existing competition is not loaded again."""
+    try:
+        document = yaml.safe_load(bundle.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return None
+    slug = document.get("slug") if isinstance(document, dict) else None
+    return slug if isinstance(slug, str) else None
+
+
+def bundles(examples: Path, data_dir: Path | None) -> list[Path]:
+    """The bundle files ``seed`` loads, in order."""
+    chosen = []
+    for name in SEED:
+        release = examples / name / RELEASE_FILE
+        chosen.append(release if data_dir is not None and release.is_file() else examples / name / BUNDLE_FILE)
+    chosen += [examples / name / BUNDLE_FILE for name in EXTRA]
+    return chosen
+
+
+def seed(session: Session, examples: Path, data_dir: Path | None) -> DemoReport:
+    """Create what is missing; raises ``BundleError`` for a bundle that does not load."""
+    report = DemoReport()
+    organizer, organizer_password = _account(session, "demo-organizer", organizer=True)
+    participant, participant_password = _account(session, "demo-participant", organizer=False)
+    for bundle in bundles(examples, data_dir):
+        slug = _slug(bundle)
+        competition = session.scalar(select(Competition).where(Competition.slug == slug)) if slug else None
+        created = False
+        if competition is None:
+            spec = load_bundle(bundle, data_dir)
+            competition, created = catalog.create_competition(session, spec, creator=organizer, if_exists="skip")
+        if session.get(CompetitionOrganizer, (competition.id, organizer.id)) is None:
+            session.add(CompetitionOrganizer(competition_id=competition.id, user_id=organizer.id))
+        report.competitions.append((competition.slug, created))
+    for role, user, password in (
+        ("organizer", organizer, organizer_password),
+        ("participant", participant, participant_password),
+    ):
+        users.revoke_tokens(session, user, TOKEN_LABEL)
+        report.accounts.append(Account(role, user.name, password, users.issue_token(session, user, TOKEN_LABEL)))
+    session.flush()
+    return report

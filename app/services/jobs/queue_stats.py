@@ -1,0 +1,132 @@
+"""The state of the queues as the database knows it: a queued submission's place and when it will
+probably be scored, counts by status and queue, and recent times from upload to score.
+
+Everything here is read from the database, so every web process answers the same, whichever
+process (or machine) scored the submissions. The estimates use the last ``SAMPLE`` scores:
+
+- the time a scoring takes is the mean of ``score.created_at - submission.started_at`` for the same
+  scorer (all scorers when that one has none yet);
+- the workers are the distinct ones (process and thread) that scored in the last ``WINDOW`` or hold
+  a live claim now, at least one;
+- a submission at place ``p`` is expected at ``now + p * mean / workers``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from statistics import fmean
+
+from sqlalchemy import and_, func, or_, select
+from sqlalchemy.orm import Session
+
+from app.services.jobs.dispatch import GPU, SCORING
+from app.storage.models import BaselineRun, Phase, Score, Submission, Task
+
+#: How many recent scores the estimates look at.
+SAMPLE = 100
+#: A worker that scored within this window counts as active.
+WINDOW = timedelta(minutes=10)
+
+
+@dataclass(frozen=True)
+class QueuePlace:
+    """Where a queued submission stands: 1 is next; ``estimated_scored_at`` is ``None`` before
+    anything was ever scored (there is no pace to go by)."""
+
+    position: int
+    estimated_scored_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How fast scoring went lately: mean seconds per scorer and overall, and the active workers."""
+
+    seconds_by_scorer: dict[str, float]
+    seconds: float | None
+    workers: int
+
+    def seconds_for(self, scorer: str) -> float | None:
+        return self.seconds_by_scorer.get(scorer, self.seconds)
+
+
+def recent_pace(session: Session, now: datetime, *, sample: int = SAMPLE, window: timedelta = WINDOW) -> Pace:
+    """The pace of the last ``sample`` scores (newest by id, so the primary key answers it)."""
+    rows = session.execute(
+        select(Score.scorer, Score.created_at, Submission.started_at, Submission.worker)
+        .join(Submission, Submission.id == Score.submission_id)
+        .order_by(Score.id.desc())
+        .limit(sample)
+    ).all()
+    durations: dict[str, list[float]] = defaultdict(list)
+    workers: set[str] = set()
+    for scorer, scored_at, started_at, worker in rows:
+        # A later attempt (a rescore) may have started after this score: no duration to learn from it.
+        if started_at is not None and started_at <= scored_at:
+            durations[scorer].append((scored_at - started_at).total_seconds())
+        if worker and scored_at >= now - window:
+            workers.add(worker)
+    holding = session.scalars(
+        select(Submission.worker).where(Submission.status == "running", Submission.lease_expires_at >= now)
+    )
+    workers.update(worker for worker in holding if worker)
+    every = [seconds for values in durations.values() for seconds in values]
+    return Pace(
+        seconds_by_scorer={scorer: fmean(values) for scorer, values in durations.items()},
+        seconds=fmean(every) if every else None,
+        workers=max(1, len(workers)),
+    )
+
+
+def queue_places(session: Session, submissions: Sequence[Submission], now: datetime) -> dict[int, QueuePlace]:
+    """The place of each queued submission among ``submissions`` in the ``scoring`` queue (queued
+    submissions of every phase, oldest first), with its estimate; the others are left out."""
+    queued = [s for s in submissions if s.status == "queued"]
+    if not queued:
+        return {}
+    pace = recent_pace(session, now)
+    scorers = dict(
+        session.execute(
+            select(Phase.id, Task.scorer)
+            .join(Task, Task.id == Phase.task_id)
+            .where(Phase.id.in_({s.phase_id for s in queued}))
+        ).all()
+    )
+    places: dict[int, QueuePlace] = {}
+    for submission in queued:
+        ahead = or_(
+            Submission.created_at < submission.created_at,
+            and_(Submission.created_at == submission.created_at, Submission.id <= submission.id),
+        )
+        position = session.scalar(select(func.count()).where(Submission.status == "queued", ahead)) or 1
+        seconds = pace.seconds_for(scorers.get(submission.phase_id, ""))
+        eta = None if seconds is None else now + timedelta(seconds=position * seconds / pace.workers)
+        places[submission.id] = QueuePlace(position=position, estimated_scored_at=eta)
+    return places
+
+
+def submissions_by_status(session: Session) -> dict[str, int]:
+    """How many submissions are in each status (statuses without any are left out)."""
+    query = select(Submission.status, func.count()).group_by(Submission.status)
+    return dict(session.execute(query).all())
+
+
+def queued_by_queue(session: Session) -> dict[str, int]:
+    """Jobs waiting in the database, per queue: queued submissions (``scoring``), queued runs (``gpu``)."""
+    submissions = session.scalar(select(func.count()).where(Submission.status == "queued")) or 0
+    runs = session.scalar(select(func.count()).where(BaselineRun.status == "queued")) or 0
+    return {SCORING: submissions, GPU: runs}
+
+
+def upload_to_score_seconds(session: Session, *, sample: int = 1000) -> list[float]:
+    """Seconds from upload to first score of the last ``sample`` submissions scored (newest first)."""
+    rows = session.execute(
+        select(Submission.created_at, Score.created_at)
+        .join(Score, Score.submission_id == Submission.id)
+        .where(Score.round == 1)
+        .order_by(Score.id.desc())
+        .limit(sample)
+    ).all()
+    return [max(0.0, (scored - uploaded).total_seconds()) for uploaded, scored in rows]

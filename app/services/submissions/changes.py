@@ -1,0 +1,76 @@
+"""What organizers and teams may change about submissions: rescoring (a new round) and the choice that counts."""
+
+from __future__ import annotations
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from app.services.accounts.access import require_organizer
+from app.services.errors import Conflict, Forbidden, NotFound
+from app.services.jobs.enqueue import SCORE_SUBMISSION, enqueue_after_commit
+from app.services.submissions.results import context_of, get_submission
+from app.storage.models import Phase, Submission, User
+
+RESCORABLE = ("scored", "failed")
+
+
+def _queue_rescore(session: Session, submission_id: int) -> bool:
+    """Open the submission's next scoring round unless it is queued or running; returns whether it did.
+
+    A compare-and-set on the row, not a read then a write: two organizers rescoring at once (on
+    PostgreSQL both would read the same round) must open one round, not two answers for one round.
+    """
+    result = session.execute(
+        update(Submission)
+        .where(Submission.id == submission_id, Submission.status.in_(RESCORABLE))
+        .values(
+            scoring_round=Submission.scoring_round + 1,
+            status="queued",
+            attempts=0,
+            participant_message="",
+            organizer_message="",
+            lease_expires_at=None,
+        )
+        .execution_options(synchronize_session=False)
+    )
+    if getattr(result, "rowcount", 0) != 1:
+        return False
+    enqueue_after_commit(session, SCORE_SUBMISSION, submission_id)
+    return True
+
+
+def rescore(session: Session, user: User | None, submission_id: int) -> Submission:
+    """Score the submission again: a new round and a new score; the old scores stay."""
+    submission = session.get(Submission, submission_id)
+    if submission is None:
+        raise NotFound(f"there is no submission {submission_id}")
+    require_organizer(session, user, context_of(session, submission)[2])
+    queued = _queue_rescore(session, submission_id)
+    session.refresh(submission)
+    if not queued:
+        raise Conflict(f"submission {submission_id} is {submission.status}; rescore it once it is scored or failed")
+    return submission
+
+
+def rescore_phase(session: Session, user: User | None, phase: Phase) -> int:
+    """Rescore every scored or failed submission of the phase; returns how many were queued."""
+    require_organizer(session, user, phase.task.competition)
+    query = select(Submission.id).where(Submission.phase_id == phase.id, Submission.status.in_(RESCORABLE))
+    return sum(_queue_rescore(session, submission_id) for submission_id in list(session.scalars(query)))
+
+
+def choose(session: Session, user: User | None, submission_id: int) -> Submission:
+    """Mark the submission as the one that counts for its team (phases whose selection is ``chosen``)."""
+    submission = get_submission(session, user, submission_id)
+    if submission.is_baseline:
+        raise Forbidden("baseline runs are not chosen by teams")
+    if submission.status == "failed":
+        raise Conflict("a failed submission cannot be chosen")
+    session.execute(
+        update(Submission)
+        .where(Submission.phase_id == submission.phase_id, Submission.team_id == submission.team_id)
+        .values(chosen=Submission.id == submission.id)
+        .execution_options(synchronize_session=False)
+    )
+    session.refresh(submission)
+    return submission

@@ -1,0 +1,92 @@
+"""What a submission's detail page may show to whom.
+
+The team that submitted and the competition's organizers see the submission as ``results.show``
+gives it (numbers only where the phase's metrics are visible to them). Anyone else may see a
+submission only while it is an entry of the public leaderboard (the link from each row), and then
+only what the leaderboard already makes public plus its breakdowns: never the file, its name or
+the messages. Everything else answers "not found", so ids reveal nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.services.accounts.access import is_organizer
+from app.services.accounts.teams import team_of
+from app.services.boards.cache import BoardCache, PhaseRef
+from app.services.errors import NotFound
+from app.services.submissions import results
+from app.storage.models import Phase, Submission, Team, User
+from scorers import scorer_class
+
+PUBLIC_FIELDS = (
+    "id",
+    "competition",
+    "task",
+    "phase",
+    "team",
+    "baseline",
+    "submitted_at",
+    "method_name",
+    "method_description",
+    "status",
+    "scored_at",
+    "metrics_hidden",
+    "metrics",
+    "scorer",
+    "breakdown",
+)
+
+
+@dataclass(frozen=True)
+class SubmissionView:
+    """A submission as one viewer may see it."""
+
+    record: dict[str, Any]
+    ref: PhaseRef
+    #: The task scorer's ``describe()``: metric names, directions and meanings for the tables.
+    description: dict[str, Any]
+    selection: str
+    #: Whether the viewer is on the submitting team, organizes the competition, or neither.
+    own: bool
+    organizer: bool
+
+
+def _not_found(submission_id: int) -> NotFound:
+    return NotFound(f"there is no submission {submission_id} that you may see")
+
+
+def view_submission(session: Session, viewer: User | None, submission_id: int, boards: BoardCache) -> SubmissionView:
+    """The submission as ``viewer`` may see it; ``NotFound`` when they may not see it at all."""
+    submission = session.get(Submission, submission_id)
+    if submission is None:
+        raise _not_found(submission_id)
+    phase = session.get(Phase, submission.phase_id)
+    assert phase is not None
+    task = phase.task
+    ref = (task.competition.slug, task.slug, phase.slug)
+    description = scorer_class(task.scorer).describe()
+    organizer = is_organizer(session, viewer, task.competition_id)
+    record: dict[str, Any] | None = None
+    if viewer is not None:
+        try:
+            record = results.show(session, viewer, submission_id)
+        except NotFound:
+            record = None
+    if record is not None:
+        team = team_of(session, viewer, task.competition_id) if viewer is not None else None
+        own = team is not None and team.id == submission.team_id
+        return SubmissionView(record, ref, description, phase.selection, own=own, organizer=organizer)
+
+    if boards.get(ref, "public").entry_for(submission_id) is None:
+        raise _not_found(submission_id)
+    score = results.current_scores(session, [submission_id], full=True).get(submission_id)
+    team = session.get(Team, submission.team_id) if submission.team_id is not None else None
+    shown = results.describe(
+        submission, score, phase=phase, organizer=False, team_name=team.name if team else None, detail=True
+    )
+    record = {key: shown[key] for key in PUBLIC_FIELDS}
+    return SubmissionView(record, ref, description, phase.selection, own=False, organizer=False)

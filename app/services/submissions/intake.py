@@ -1,0 +1,201 @@
+"""Accepting a submission: the cheap checks first, then validation against the gold, then storage.
+
+1. The phase exists, the user may take part, the phase is open, the file is within the size limit
+   and the team has a submission left (a cheap first look, before any parsing).
+2. The file is unpacked with bounds and parsed against the phase's gold. A bad file is refused here
+   with the scorer's problems; nothing is stored and no quota is spent.
+3. Under the team's lock the limit is counted again, the blob and a ``queued`` submission are
+   stored, and the scoring job is enqueued for after the commit.
+
+Step 2 may take seconds on a large file, so the read transaction of step 1 is ended before it (when
+it has only read): no lock is held while parsing, and step 3 starts a fresh, short write transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.services.accounts.access import require_participant, require_user
+from app.services.accounts.teams import ensure_team, team_of
+from app.services.competitions.catalog import get_phase, phase_state
+from app.services.errors import InvalidInput, PhaseClosed, Unavailable
+from app.services.jobs.enqueue import SCORE_SUBMISSION, enqueue_after_commit
+from app.services.scoring.gold import GoldCache, gold_key
+from app.services.submissions import quota
+from app.services.submissions.limits import (
+    MAX_FILE_NAME,
+    MAX_METHOD_DESCRIPTION,
+    MAX_METHOD_NAME,
+    Limits,
+    too_large,
+    upload_limit,
+)
+from app.storage.blobs import put_blob, read_blob, sha256_hex
+from app.storage.db import end_read_transaction
+from app.storage.models import Blob, Phase, Submission, User
+from app.storage.types import utcnow
+from scorers import ScorerError, ValidationError, unpack_submission
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Upload:
+    data: bytes
+    filename: str
+    method_name: str = ""
+    method_description: str = ""
+
+
+@dataclass(frozen=True)
+class Accepted:
+    submission: Submission
+    quota: quota.QuotaUsage
+
+
+@dataclass(frozen=True)
+class _Plan:
+    user_id: int
+    phase_id: int
+    phase_slug: str
+    competition_id: int
+    gold_blob_id: int
+    gold_key: tuple[int, str, str, str]
+    gold_bytes: bytes | None
+
+
+def check_open(phase: Phase, now: datetime) -> None:
+    state = phase_state(phase, now)
+    if state == "upcoming":
+        assert phase.starts_at is not None
+        raise PhaseClosed(
+            f"phase {phase.slug!r} is not open yet; it opens at {phase.starts_at:%Y-%m-%d %H:%M} UTC",
+            opens_at=phase.starts_at,
+        )
+    if state == "closed":
+        assert phase.ends_at is not None
+        raise PhaseClosed(
+            f"phase {phase.slug!r} closed at {phase.ends_at:%Y-%m-%d %H:%M} UTC; it accepts no more submissions",
+            closed_at=phase.ends_at,
+        )
+
+
+def _check_text(upload: Upload) -> None:
+    problems = []
+    if len(upload.method_name) > MAX_METHOD_NAME:
+        problems.append({"where": "method_name", "message": f"at most {MAX_METHOD_NAME} characters"})
+    if len(upload.method_description) > MAX_METHOD_DESCRIPTION:
+        problems.append({"where": "method_description", "message": f"at most {MAX_METHOD_DESCRIPTION} characters"})
+    if problems:
+        raise InvalidInput("the submission's description was refused", problems)
+
+
+def submit(
+    session: Session,
+    user: User | None,
+    ref: tuple[str, str, str],
+    upload: Upload,
+    *,
+    limits: Limits,
+    gold_cache: GoldCache,
+    now: datetime | None = None,
+) -> Accepted:
+    """Check, validate and store one upload to the phase at ``ref`` = (competition, task, phase)."""
+    now = now or utcnow()
+    user = require_user(user)
+    _check_text(upload)
+    plan = _plan(session, user, ref, upload, limits, gold_cache, now)
+    end_read_transaction(session)  # no lock or snapshot is held while the file is parsed
+    _validate(session, plan, upload, limits, gold_cache)
+    return _record(session, plan, upload, now)
+
+
+def _plan(
+    session: Session,
+    user: User,
+    ref: tuple[str, str, str],
+    upload: Upload,
+    limits: Limits,
+    gold_cache: GoldCache,
+    now: datetime,
+) -> _Plan:
+    phase = get_phase(session, *ref)
+    task = phase.task
+    require_participant(session, user, task.competition)
+    check_open(phase, now)
+    limit = upload_limit(phase, limits)
+    if len(upload.data) > limit:
+        raise too_large(limit, len(upload.data))
+    team = team_of(session, user, task.competition_id)
+    quota.check(quota.usage(session, phase, team.id if team else None, now), phase.slug)
+    gold_sha = session.scalar(select(Blob.sha256).where(Blob.id == phase.gold_blob_id))
+    assert gold_sha is not None
+    key = gold_key(phase.id, gold_sha, task.scorer, task.scorer_options)
+    return _Plan(
+        user_id=user.id,
+        phase_id=phase.id,
+        phase_slug=phase.slug,
+        competition_id=task.competition_id,
+        gold_blob_id=phase.gold_blob_id,
+        gold_key=key,
+        gold_bytes=None if key in gold_cache else read_blob(session, phase.gold_blob_id),
+    )
+
+
+def _validate(session: Session, plan: _Plan, upload: Upload, limits: Limits, gold_cache: GoldCache) -> None:
+    def gold_bytes() -> bytes:
+        # Cached at planning time but evicted since: read it again (rare).
+        return plan.gold_bytes if plan.gold_bytes is not None else read_blob(session, plan.gold_blob_id)
+
+    try:
+        parsed = gold_cache.get(plan.gold_key, gold_bytes)
+    except ScorerError as exc:
+        log.error("phase %s: the gold cannot be used by its scorer: %s", plan.phase_id, exc)
+        raise Unavailable(
+            "this phase cannot check submissions at the moment; its organizers need to fix its gold or scorer"
+        ) from None
+    try:
+        content, _ = unpack_submission(
+            upload.data, max_bytes=limits.max_unzipped_bytes, max_entries=limits.max_zip_entries
+        )
+        parsed.scorer.parse_submission(content, parsed.gold)
+    except ValidationError as exc:
+        raise InvalidInput(
+            exc.summary().splitlines()[0],
+            ({"where": p.where, "message": p.message} for p in exc.problems),
+            code="invalid_submission",
+            total=exc.total,
+        ) from None
+
+
+def _record(session: Session, plan: _Plan, upload: Upload, now: datetime) -> Accepted:
+    user = session.get(User, plan.user_id)
+    phase = session.get(Phase, plan.phase_id)
+    assert user is not None and phase is not None
+    team = ensure_team(session, user, plan.competition_id)
+    quota.lock_entry(session, phase.id, team.id)
+    quota.check(quota.usage(session, phase, team.id, now), phase.slug)
+    digest = sha256_hex(upload.data)
+    blob = put_blob(session, upload.data, digest)
+    submission = Submission(
+        phase_id=phase.id,
+        team_id=team.id,
+        user_id=user.id,
+        blob_id=blob.id,
+        sha256=digest,
+        size=len(upload.data),
+        original_name=(upload.filename or "submission")[:MAX_FILE_NAME],
+        method_name=upload.method_name.strip(),
+        method_description=upload.method_description.strip(),
+        status="queued",
+        created_at=now,
+    )
+    session.add(submission)
+    session.flush()
+    enqueue_after_commit(session, SCORE_SUBMISSION, submission.id)
+    return Accepted(submission, quota.usage(session, phase, team.id, now))

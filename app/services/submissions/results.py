@@ -1,0 +1,158 @@
+"""What people may see of submissions and their scores.
+
+Visibility: a submission is seen by its team's members and the competition's organizers. Its numbers
+are shown only where the phase's metrics are public (a ``public`` phase, or a ``hidden`` one after
+it was revealed) or to organizers; otherwise a scored submission shows its status without numbers.
+The organizer message (the platform's error) is for organizers only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, undefer
+
+from app.services.accounts.access import is_organizer, require_organizer, require_user
+from app.services.accounts.teams import team_of
+from app.services.errors import NotFound
+from app.services.jobs.queue_stats import QueuePlace, queue_places
+from app.storage.models import Competition, Phase, Score, Submission, Task, Team, User
+from app.storage.types import utcnow
+
+
+def current_scores(
+    session: Session, submission_ids: Iterable[int], *, full: bool = False, breakdown: bool = False
+) -> dict[int, Score]:
+    """The newest round's score of each submission that has one. Its breakdown is loaded with
+    ``breakdown`` or ``full``, its per-unit statistics (large) only with ``full``."""
+    ids = list(submission_ids)
+    if not ids:
+        return {}
+    newest = (
+        select(Score.submission_id, func.max(Score.round).label("round"))
+        .where(Score.submission_id.in_(ids))
+        .group_by(Score.submission_id)
+        .subquery()
+    )
+    query = select(Score).join(
+        newest, (Score.submission_id == newest.c.submission_id) & (Score.round == newest.c.round)
+    )
+    if full or breakdown:
+        query = query.options(undefer(Score.breakdown))
+    if full:
+        query = query.options(undefer(Score.units))
+    return {score.submission_id: score for score in session.scalars(query)}
+
+
+def context_of(session: Session, submission: Submission) -> tuple[Phase, Task, Competition]:
+    phase = session.get(Phase, submission.phase_id)
+    assert phase is not None
+    return phase, phase.task, phase.task.competition
+
+
+def _may_see(session: Session, user: User | None, submission: Submission, competition: Competition) -> bool:
+    if user is None:
+        return False
+    if is_organizer(session, user, competition.id):
+        return True
+    team = team_of(session, user, competition.id)
+    return team is not None and submission.team_id == team.id
+
+
+def describe(
+    submission: Submission,
+    score: Score | None,
+    *,
+    phase: Phase,
+    organizer: bool,
+    team_name: str | None,
+    detail: bool = False,
+    place: QueuePlace | None = None,
+) -> dict[str, Any]:
+    """The submission as the API shows it to this viewer (numbers only where they may be seen);
+    ``place`` is its place in the queue while it is queued (``queue_stats.queue_places``)."""
+    task = phase.task
+    visible = organizer or phase.metrics_public
+    out: dict[str, Any] = {
+        "id": submission.id,
+        "competition": task.competition.slug,
+        "task": task.slug,
+        "phase": phase.slug,
+        "team": team_name if not submission.is_baseline else submission.baseline_name,
+        "baseline": submission.is_baseline,
+        "submitted_at": submission.created_at,
+        "original_name": submission.original_name,
+        "size": submission.size,
+        "sha256": submission.sha256,
+        "method_name": submission.method_name,
+        "method_description": submission.method_description,
+        "status": submission.status,
+        "message": submission.participant_message,
+        "chosen": submission.chosen,
+        "scored_at": submission.finished_at if submission.status == "scored" else None,
+        "metrics_hidden": score is not None and not visible,
+        "metrics": dict(score.metrics) if score is not None and visible else None,
+        "scorer": {"name": score.scorer, "version": score.scorer_version} if score is not None else None,
+        "queue_position": place.position if place is not None else None,
+        "estimated_scored_at": place.estimated_scored_at if place is not None else None,
+    }
+    if detail:
+        out["breakdown"] = score.breakdown if score is not None and visible else None
+    if organizer:
+        out["organizer"] = {
+            "message": submission.organizer_message,
+            "attempts": submission.attempts,
+            "scoring_round": submission.scoring_round,
+            "worker": submission.worker,
+            "quota_refunded": submission.quota_refunded,
+            "score_round": score.round if score is not None else None,
+        }
+    return out
+
+
+def get_submission(session: Session, user: User | None, submission_id: int) -> Submission:
+    """A submission its viewer may see (same answer for "missing" and "not yours", so ids leak nothing)."""
+    user = require_user(user)
+    submission = session.get(Submission, submission_id)
+    if submission is None or not _may_see(session, user, submission, context_of(session, submission)[2]):
+        raise NotFound(f"there is no submission {submission_id} that you may see")
+    return submission
+
+
+def show(session: Session, user: User | None, submission_id: int) -> dict[str, Any]:
+    submission = get_submission(session, user, submission_id)
+    phase, _, competition = context_of(session, submission)
+    score = current_scores(session, [submission.id], breakdown=True).get(submission.id)
+    team = session.get(Team, submission.team_id) if submission.team_id is not None else None
+    organizer = is_organizer(session, user, competition.id)
+    team_name = team.name if team else None
+    place = queue_places(session, [submission], utcnow()).get(submission.id)
+    return describe(submission, score, phase=phase, organizer=organizer, team_name=team_name, detail=True, place=place)
+
+
+def list_for_phase(
+    session: Session, user: User | None, phase: Phase, *, everyone: bool = False
+) -> list[dict[str, Any]]:
+    """The caller's team's submissions to the phase, newest first; with ``everyone``, all of them
+    (organizers only)."""
+    user = require_user(user)
+    competition = phase.task.competition
+    organizer = is_organizer(session, user, competition.id)
+    query = select(Submission, Team.name).outerjoin(Team, Team.id == Submission.team_id)
+    query = query.where(Submission.phase_id == phase.id)
+    if everyone:
+        require_organizer(session, user, competition)
+    else:
+        team = team_of(session, user, competition.id)
+        if team is None:
+            return []
+        query = query.where(Submission.team_id == team.id)
+    rows = session.execute(query.order_by(Submission.created_at.desc(), Submission.id.desc())).all()
+    scores = current_scores(session, (s.id for s, _ in rows))
+    places = queue_places(session, [s for s, _ in rows], utcnow())
+    return [
+        describe(s, scores.get(s.id), phase=phase, organizer=organizer, team_name=name, place=places.get(s.id))
+        for s, name in rows
+    ]

@@ -1,0 +1,142 @@
+"""Which jobs a sweeper sends again, and that two sweepers never send the same row."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import select, update
+
+from app.services.accounts.users import find_user
+from app.services.jobs import dispatch
+from app.services.jobs.enqueue import SCORE_SUBMISSION
+from app.services.scoring.gold import GoldCache
+from app.services.submissions import intake
+from app.services.submissions.limits import Limits
+from app.storage.db import Database
+from app.storage.models import BaselineRun, Phase, Submission
+from app.storage.types import utcnow
+from tests.app.builders import HALF, as_bytes, make_competition, make_user
+from tests.app.labels_scorer import LabelScorer
+
+LIMITS = Limits(1 << 20, 1 << 20, 4)
+MINUTE = timedelta(minutes=1)
+
+
+def queued(db: Database, n: int, now: datetime) -> list[int]:
+    """``n`` queued submissions made at ``now``, ``now`` + 1 s, ... (no message sent for any)."""
+    with db.session() as session:
+        make_user(session, "ada")
+        make_competition(session)
+        ada = find_user(session, "ada")
+        ids = []
+        for k in range(n):
+            upload = intake.Upload(as_bytes(HALF), "run.json")
+            at = now + timedelta(seconds=k)
+            accepted = intake.submit(
+                session, ada, ("comp", "labels", "dev"), upload, limits=LIMITS, gold_cache=GoldCache(), now=at
+            )
+            ids.append(accepted.submission.id)
+        session.commit()
+    return ids
+
+
+def set_rows(db: Database, ids: list[int], **values: Any) -> None:
+    with db.session() as session:
+        session.execute(update(Submission).where(Submission.id.in_(ids)).values(**values))
+        session.commit()
+
+
+def take(db: Database, now: datetime, job: str = SCORE_SUBMISSION) -> list[int]:
+    with db.session() as session:
+        taken = dispatch.take_due(session, job, now=now, requeue_after=MINUTE)
+        session.commit()
+    return taken
+
+
+def test_a_queued_job_never_sent_is_due_and_taken_once(db: Database, labels: type[LabelScorer]) -> None:
+    t0 = utcnow()
+    ids = queued(db, 3, t0)
+    assert take(db, t0) == ids  # oldest first
+    assert take(db, t0) == []  # the first take stamped them
+    assert take(db, t0 + timedelta(seconds=59)) == []
+    assert take(db, t0 + timedelta(seconds=61)) == ids  # sent a minute ago and still queued: lost
+
+
+def test_a_message_sent_recently_is_left_alone(db: Database, labels: type[LabelScorer]) -> None:
+    t0 = utcnow()
+    [fresh, stale] = queued(db, 2, t0)
+    set_rows(db, [fresh], enqueued_at=t0)
+    set_rows(db, [stale], enqueued_at=t0 - timedelta(minutes=2))
+    assert take(db, t0) == [stale]
+
+
+def test_a_running_job_is_due_once_its_lease_expired(db: Database, labels: type[LabelScorer]) -> None:
+    t0 = utcnow()
+    [alive, dead] = queued(db, 2, t0)
+    # Both were sent at t0 - 10 s and claimed; only ``dead`` stopped renewing its lease, at t0.
+    set_rows(db, [alive, dead], status="running", enqueued_at=t0 - timedelta(seconds=10))
+    set_rows(db, [alive], lease_expires_at=t0 + timedelta(minutes=5))
+    set_rows(db, [dead], lease_expires_at=t0)
+    assert take(db, t0 - timedelta(seconds=1)) == []  # not expired yet
+    assert take(db, t0 + timedelta(seconds=1)) == [dead]
+    # Sent again at t0 + 1 s, after the lease expired: not again until a minute has passed.
+    assert take(db, t0 + timedelta(seconds=30)) == []
+    assert take(db, t0 + timedelta(seconds=62)) == [dead]
+
+
+def test_finished_jobs_are_never_due(db: Database, labels: type[LabelScorer]) -> None:
+    t0 = utcnow()
+    ids = queued(db, 2, t0)
+    set_rows(db, ids[:1], status="scored")
+    set_rows(db, ids[1:], status="failed")
+    assert take(db, t0 + timedelta(days=1)) == []
+
+
+def test_an_unsent_mark_is_cleared_only_where_it_is_still_ours(db: Database, labels: type[LabelScorer]) -> None:
+    t0 = utcnow()
+    [mine, theirs] = queued(db, 2, t0)
+    assert take(db, t0) == [mine, theirs]
+    set_rows(db, [theirs], enqueued_at=t0 + timedelta(seconds=5))  # another sender stamped it since
+    with db.session() as session:
+        dispatch.unmark(session, SCORE_SUBMISSION, [mine, theirs], marked_at=t0)
+        session.commit()
+        assert session.get(Submission, mine).enqueued_at is None  # type: ignore[union-attr]
+        assert session.get(Submission, theirs).enqueued_at == t0 + timedelta(seconds=5)  # type: ignore[union-attr]
+
+
+def test_two_sweepers_at_once_send_each_row_once(db: Database, labels: type[LabelScorer]) -> None:
+    t0 = utcnow()
+    ids = queued(db, 5, t0)
+    other: list[int] = []
+    with db.session() as first:
+        assert dispatch.take_due(first, SCORE_SUBMISSION, now=t0, requeue_after=MINUTE) == ids
+        # The second sweeper starts while the first has not committed: it waits for the first's
+        # locks, then finds every row stamped.
+        second = threading.Thread(target=lambda: other.extend(take(db, t0)))
+        second.start()
+        second.join(0.5)
+        first.commit()
+    second.join(30)
+    assert other == []
+
+
+def test_baseline_runs_are_swept_too(db: Database, labels: type[LabelScorer]) -> None:
+    t0 = utcnow()
+    queued(db, 1, t0)
+    with db.session() as session:
+        phase_id = session.scalar(select(Phase.id))
+        run = BaselineRun(phase_id=phase_id, baseline="b", baseline_version="1", status="queued", created_at=t0)
+        session.add(run)
+        session.commit()
+        run_id = run.id
+    assert take(db, t0, "run_baseline") == [run_id]
+    assert dispatch.queue_of("run_baseline") == "gpu"
+    assert dispatch.queue_of(SCORE_SUBMISSION) == "scoring"
+
+
+def test_an_unknown_job_has_no_queue() -> None:
+    with pytest.raises(ValueError, match="no queue for the job 'mystery'; known jobs: run_baseline, score_submission"):
+        dispatch.queue_of("mystery")
