@@ -14,13 +14,13 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app.config import Settings
+from app.services.jobs.kinds import JobContext
 from app.services.scoring.gold import GoldCache
 from app.storage.db import Database
 from app.web import errors, ops, pages
 from app.web.api import router as api_router
 from app.web.state import AppState
 from app.worker.embedded import EmbeddedPool
-from app.worker.jobs import JobContext
 
 log = logging.getLogger(__name__)
 

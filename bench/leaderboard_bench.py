@@ -44,13 +44,14 @@ from app.config import Settings  # noqa: E402
 from app.services.accounts import teams, users  # noqa: E402
 from app.services.bundles.spec import BundleFile, CompetitionSpec, PhaseSpec, TaskSpec  # noqa: E402
 from app.services.competitions import catalog  # noqa: E402
+from app.services.jobs.kinds import JobContext  # noqa: E402
 from app.services.scoring.gold import GoldCache  # noqa: E402
+from app.services.scoring.job import score_submission  # noqa: E402
 from app.services.submissions import intake  # noqa: E402
 from app.services.submissions.limits import Limits  # noqa: E402
 from app.storage.blobs import sha256_hex  # noqa: E402
 from app.storage.db import Database  # noqa: E402
 from app.storage.migrate import upgrade  # noqa: E402
-from app.worker.jobs import JobContext, score_submission  # noqa: E402
 
 REF = ("bench", "detection", "test")
 PHASE = "/c/bench/detection/test"

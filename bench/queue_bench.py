@@ -43,7 +43,9 @@ if __package__ in (None, ""):  # run as a script
 
 from app.config import Settings  # noqa: E402
 from app.services.competitions import catalog  # noqa: E402
-from app.services.jobs.enqueue import QUEUE_KEY, SCORE_SUBMISSION, enqueue_after_commit  # noqa: E402
+from app.services.jobs.enqueue import enqueue_after_commit  # noqa: E402
+from app.services.jobs.kinds import QUEUE_KEY  # noqa: E402
+from app.services.scoring.job import SCORE_SUBMISSION  # noqa: E402
 from app.storage.blobs import put_blob, sha256_hex  # noqa: E402
 from app.storage.db import Database  # noqa: E402
 from app.storage.migrate import upgrade  # noqa: E402

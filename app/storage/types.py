@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from enum import StrEnum
+from typing import Any, Generic, TypeVar
 
-from sqlalchemy import DateTime
+from sqlalchemy import DateTime, String
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
+
+E = TypeVar("E", bound=StrEnum)
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -34,6 +37,29 @@ class UTCDateTime(TypeDecorator[datetime]):
             return None
         moment: datetime = value
         return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+class EnumText(TypeDecorator[E], Generic[E]):
+    """A ``StrEnum`` stored as its text (a ``VARCHAR``, checked by a constraint of the table), read
+    back as the enum's member; text that names no member is refused on the way in."""
+
+    impl = String(16)
+    cache_ok = True
+
+    def __init__(self, enum: type[E], length: int = 16) -> None:
+        super().__init__(length)
+        self.enum = enum
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> str | None:
+        return None if value is None else str(self.enum(value))
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> E | None:
+        return None if value is None else self.enum(value)
+
+
+def one_of(column: str, enum: type[StrEnum]) -> str:
+    """The SQL of a check constraint: ``column`` holds one of the enum's values."""
+    return f"{column} IN ({', '.join(repr(member.value) for member in enum)})"
 
 
 def utcnow() -> datetime:

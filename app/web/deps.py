@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from app.services.accounts import users
 from app.services.accounts.access import require_user
 from app.services.errors import InvalidInput
-from app.services.jobs.enqueue import QUEUE_KEY
+from app.services.jobs.kinds import QUEUE_KEY
 from app.storage.models import User
 from app.web.state import AppState
 

@@ -31,7 +31,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from app.services.jobs import queue_stats
-from app.storage.models.submissions import STATUSES
+from app.storage.models import SubmissionStatus
 from app.storage.types import utcnow
 from app.web.state import AppState
 
@@ -77,7 +77,7 @@ class PodiumCollector(Collector):
 
     def _database_metrics(self, read: dict[str, Any]) -> Iterator[Metric]:
         by_status = GaugeMetricFamily("podium_submissions", "Submissions by status", labels=["status"])
-        for status in STATUSES:
+        for status in SubmissionStatus:
             by_status.add_metric([status], read["status"].get(status, 0))
         yield by_status
         depth = GaugeMetricFamily("podium_queue_depth", "Jobs waiting in the database, per queue", labels=["queue"])

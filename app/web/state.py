@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from app.config import Settings
-from app.services.jobs.enqueue import JobQueue
+from app.services.jobs.kinds import JobQueue
 from app.services.scoring.gold import GoldCache
 from app.services.submissions.limits import Limits
 from app.storage.db import Database
@@ -34,5 +34,4 @@ class AppState:
 
     @property
     def limits(self) -> Limits:
-        s = self.settings
-        return Limits(s.max_upload_bytes, s.max_unzipped_bytes, s.max_zip_entries)
+        return Limits.of(self.settings)

@@ -1,1 +1,2 @@
-"""Jobs and what runs them: the embedded pool's threads, or Celery workers (the same job functions)."""
+"""What runs the jobs: the embedded pool (threads of the server), or Celery workers, and the sweeper
+that resumes jobs in both modes. What a job does is declared with its domain in ``app.services``."""

@@ -1,8 +1,8 @@
 """``CeleryQueue``: the ``JobQueue`` of the distributed mode, and the web tier's view of the broker.
 
-A job is sent after its transaction committed (``app.services.jobs.enqueue``). Its row's ``enqueued_at`` is
-stamped in that same transaction (``note_sending``), so the row itself says a message is out and no
-sweeper sends it too, at no extra write; if the broker then refuses the message the stamp is
+A job is sent after its transaction committed (``app.services.jobs.enqueue``). Its row's
+``enqueued_at`` is stamped in that same transaction, so the row itself says a message is out and
+no sweeper sends it too, at no extra transaction; if the broker then refuses the message the stamp is
 cleared, and the sweeper sends the job as soon as the broker is back. (Stamping after a successful
 send would cost a second transaction per upload; the price of stamping first is that a process
 dying between its commit and its send delays that job by ``requeue_after_seconds``.)
@@ -20,13 +20,12 @@ import time
 
 from celery import Celery
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.services.jobs import dispatch
+from app.services.jobs.kinds import QUEUES, JobKind
 from app.storage.db import Database
-from app.storage.types import utcnow
-from app.worker.celery_app import TASK_NAME, queue_name
+from app.worker.broker import TASK_NAME, queue_name
 
 log = logging.getLogger(__name__)
 
@@ -42,43 +41,35 @@ class CeleryQueue:
         self._quiet_until = 0.0
 
     # -- JobQueue ----------------------------------------------------------------------------
-    def note_sending(self, session: Session, jobs: list[tuple[str, tuple[int, ...]]]) -> None:
-        """Stamp the jobs' rows as sent, in the transaction that is about to commit them."""
-        rows: dict[str, list[int]] = {}
-        for job, args in jobs:
-            if job in dispatch.JOB_ROWS and len(args) == 1:
-                rows.setdefault(job, []).append(args[0])
-        now = utcnow()
-        for job, ids in rows.items():  # one UPDATE per job, however many rows (a phase's rescore)
-            dispatch.mark_sent(session, job, ids, now=now)
-
-    def enqueue(self, job: str, *args: int) -> None:
-        """Send ``job(*args)`` now, or leave its row for the sweeper; never raises."""
+    def enqueue(self, kind: JobKind, row_id: int) -> None:
+        """Send the job now, or leave its row for the sweeper; never raises."""
         with self._lock:
             quiet = time.monotonic() < self._quiet_until
-        if quiet or not self.send(job, *args):
-            self._unstamp(job, args)
+        if quiet or not self.send(kind, row_id):
+            self._unstamp(kind, row_id)
 
-    def _unstamp(self, job: str, args: tuple[int, ...]) -> None:
+    def _unstamp(self, kind: JobKind, row_id: int) -> None:
         """Clear the row's stamp: no message is out, so the next sweep sends it."""
-        if job not in dispatch.JOB_ROWS or len(args) != 1:
-            return
         try:
             with self.db.session() as session:
-                dispatch.unmark(session, job, [args[0]], marked_at=None)
+                dispatch.unmark(session, kind, [row_id], marked_at=None)
                 session.commit()
         except SQLAlchemyError:  # the stamp grows old and the sweeper sends the job after requeue_after
-            log.warning("could not note that %s%r was not sent", job, args, exc_info=True)
+            log.warning("could not note that %s(%s) was not sent", kind.name, row_id, exc_info=True)
 
     # -- sending -----------------------------------------------------------------------------
-    def send(self, job: str, *args: int) -> bool:
+    def send(self, kind: JobKind, row_id: int) -> bool:
         """Publish one message; ``False`` (and a log line) if the broker could not take it."""
-        queue = queue_name(self.settings, dispatch.queue_of(job))
+        queue = queue_name(self.settings, kind.queue)
         try:
-            self.celery.send_task(TASK_NAME, args=[job, *args], queue=queue, retry=True)
+            self.celery.send_task(TASK_NAME, args=[kind.name, row_id], queue=queue, retry=True)
         except Exception as exc:  # whatever the broker's client raises: the row stays queued
             log.warning(
-                "the broker did not take %s%r (%s: %s); it will be sent again", job, args, type(exc).__name__, exc
+                "the broker did not take %s(%s) (%s: %s); it will be sent again",
+                kind.name,
+                row_id,
+                type(exc).__name__,
+                exc,
             )
             with self._lock:
                 self._quiet_until = time.monotonic() + self.settings.sweep_seconds
@@ -98,7 +89,7 @@ class CeleryQueue:
         lengths: dict[str, int] = {}
         with self.celery.connection_for_write() as connection:
             connection.ensure_connection(max_retries=1, interval_start=0, timeout=self.settings.broker_timeout_seconds)
-            for queue in dispatch.QUEUES:
+            for queue in QUEUES:
                 # A passive declare of a missing queue closes the channel on RabbitMQ: one channel each.
                 channel = connection.channel()
                 try:

@@ -1,11 +1,14 @@
-"""The embedded pool: scoring jobs in threads of the server process, so the default needs no broker.
+"""The embedded pool: jobs in threads of the server process, so the default needs no broker.
 
-It is a ``JobQueue``: committed jobs arrive through ``enqueue``. A sweeper thread looks in the
-database every few seconds for submissions that wait without a job here (queued while no pool ran,
-or interrupted by a crash and now past their lease) and enqueues them; so after a restart every
-queued and interrupted submission is resumed. A job already waiting or running is not queued twice.
-Baseline runs (the ``gpu`` queue of the distributed mode) have a lane of their own with one thread,
-so a long run never holds up scoring; the sweeper resumes them too.
+It is a ``JobQueue``: committed jobs arrive through ``enqueue`` and wait in memory, in one lane per
+queue of the distributed mode (each kind of job declares its queue): ``workers`` threads score
+submissions, one thread runs hosted baselines, so a long run never holds up scoring. A job already
+waiting or running is not queued twice.
+
+Jobs are resumed the way every mode resumes them, by a ``Sweeper``: when the pool starts it takes
+every waiting row (queued, or interrupted: running with an expired lease), since what waited in the
+memory of a previous process is gone; afterwards its thread sends what ``dispatch.take_due`` finds
+every ``sweep_seconds`` (rows queued while no pool ran, leases that expired).
 """
 
 from __future__ import annotations
@@ -13,72 +16,70 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from datetime import timedelta
 
-from app.services.baselines.runs import RUN_BASELINE
-from app.worker.baseline_job import resume_runs
-from app.worker.jobs import JobContext, resume, run_job
+from app.services.jobs.kinds import GPU, QUEUES, JobContext, JobKind
+from app.worker.sweeper import Sweeper
 
 log = logging.getLogger(__name__)
 
-_STOP = ("", ())
-#: Jobs that run in the one-thread lane (the ``gpu`` queue of the distributed mode).
-GPU_JOBS = frozenset({RUN_BASELINE})
+Item = tuple[JobKind, int] | None  # None: stop
 
 
 class EmbeddedPool:
-    """``workers`` threads running jobs from an in-memory queue, plus the sweeper."""
+    """Threads running jobs from in-memory lanes, plus a sweeper."""
 
     def __init__(self, ctx: JobContext, workers: int, *, sweep_seconds: float | None = None) -> None:
         if workers < 1:
             raise ValueError("the embedded pool needs at least one worker thread")
         self.ctx = ctx
         self.workers = workers
-        self.sweep_seconds = sweep_seconds if sweep_seconds is not None else ctx.settings.sweep_seconds
-        self._queue: queue.Queue[tuple[str, tuple[int, ...]]] = queue.Queue()
-        self._gpu_queue: queue.Queue[tuple[str, tuple[int, ...]]] = queue.Queue()
-        self._known: set[tuple[str, tuple[int, ...]]] = set()
+        self._lanes: dict[str, queue.Queue[Item]] = {name: queue.Queue() for name in QUEUES}
+        self._known: set[tuple[str, int]] = set()
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._busy = 0
-        self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._sweeper = Sweeper(ctx.db, self._send, ctx.settings, every=sweep_seconds)
+
+    def _threads_per_lane(self) -> dict[str, int]:
+        return {name: 1 if name == GPU else self.workers for name in QUEUES}
 
     # -- JobQueue --------------------------------------------------------------------------
-    def enqueue(self, job: str, *args: int) -> None:
-        item = (job, tuple(args))
+    def enqueue(self, kind: JobKind, row_id: int) -> None:
         with self._lock:
-            if item in self._known:
+            if (kind.name, row_id) in self._known:
                 return
-            self._known.add(item)
-        (self._gpu_queue if job in GPU_JOBS else self._queue).put(item)
+            self._known.add((kind.name, row_id))
+        self._lanes[kind.queue].put((kind, row_id))
+
+    def _send(self, kind: JobKind, row_id: int) -> bool:
+        self.enqueue(kind, row_id)
+        return True
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self) -> None:
-        """Resume what waits in the database, then start the threads."""
+        """Resume every job that waits in the database, then start the threads."""
         if self._threads:
             return
         self.ctx.queue = self
         try:
-            self.sweep()
+            self.sweep(everything=True)
         except Exception:  # the periodic sweep tries again
-            log.warning("could not resume waiting submissions", exc_info=True)
-        for n in range(self.workers):
-            thread = threading.Thread(target=self._work, args=(self._queue,), name=f"scoring-{n + 1}", daemon=True)
-            thread.start()
-            self._threads.append(thread)
-        gpu = threading.Thread(target=self._work, args=(self._gpu_queue,), name="gpu-1", daemon=True)
-        gpu.start()
-        self._threads.append(gpu)
-        sweeper = threading.Thread(target=self._sweep, name="scoring-sweeper", daemon=True)
-        sweeper.start()
-        self._threads.append(sweeper)
+            log.warning("could not resume the jobs waiting in the database", exc_info=True)
+        for lane, count in self._threads_per_lane().items():
+            for n in range(count):
+                thread = threading.Thread(target=self._work, args=(lane,), name=f"{lane}-{n + 1}", daemon=True)
+                thread.start()
+                self._threads.append(thread)
+        self._sweeper.start(sweep_now=False)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Let running jobs finish (up to ``timeout``); an unfinished one is resumed after its lease."""
-        self._stopping.set()
-        for _ in range(self.workers):
-            self._queue.put(_STOP)
-        self._gpu_queue.put(_STOP)
+        self._sweeper.stop(timeout)
+        for lane, count in self._threads_per_lane().items():
+            for _ in range(count):
+                self._lanes[lane].put(None)
         for thread in self._threads:
             thread.join(timeout)
         self._threads.clear()
@@ -88,34 +89,27 @@ class EmbeddedPool:
         with self._idle:
             return self._idle.wait_for(lambda: not self._known and self._busy == 0, timeout)
 
-    def sweep(self) -> list[int]:
-        """Enqueue every submission and baseline run that waits in the database (see ``jobs.resume``
-        and ``baseline_job.resume_runs``); returns the submissions' ids."""
-        resume_runs(self.ctx, self.enqueue)
-        return resume(self.ctx, self.enqueue)
+    def sweep(self, *, everything: bool = False) -> dict[str, list[int]]:
+        """Enqueue the jobs the sweeper finds (``everything``: every waiting row, whenever it was
+        sent); returns the row ids per kind of job."""
+        return self._sweeper.sweep(requeue_after=timedelta(0) if everything else None)
 
     # -- threads ---------------------------------------------------------------------------
-    def _work(self, source: queue.Queue[tuple[str, tuple[int, ...]]]) -> None:
+    def _work(self, lane: str) -> None:
+        source = self._lanes[lane]
         while True:
             item = source.get()
-            if item == _STOP:
+            if item is None:
                 return
-            job, args = item
+            kind, row_id = item
             with self._lock:
                 self._busy += 1
             try:
-                run_job(self.ctx, job, *args)
+                kind.run(self.ctx, row_id)
             except Exception:  # a job must never take its thread down
-                log.exception("job %s%r crashed", job, args)
+                log.exception("job %s(%s) crashed", kind.name, row_id)
             finally:
                 with self._idle:
                     self._busy -= 1
-                    self._known.discard(item)
+                    self._known.discard((kind.name, row_id))
                     self._idle.notify_all()
-
-    def _sweep(self) -> None:
-        while not self._stopping.wait(self.sweep_seconds):
-            try:
-                self.sweep()
-            except Exception:
-                log.warning("the scoring sweeper could not read the database", exc_info=True)

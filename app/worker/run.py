@@ -15,9 +15,10 @@ from typing import Any
 from celery import signals
 
 from app.config import Settings
-from app.services.jobs.dispatch import GPU, QUEUES
+from app.services.jobs.kinds import GPU, QUEUES
 from app.storage.db import Database
-from app.worker.celery_app import make_celery, queue_name
+from app.worker.broker import queue_name
+from app.worker.celery_app import make_celery
 from app.worker.celery_queue import CeleryQueue
 from app.worker.sweeper import Sweeper
 

@@ -21,6 +21,7 @@ from app.storage.db import Database, scratch_database
 from app.storage.migrate import upgrade
 from app.storage.models import Base
 from scorers import register, unregister
+from tests.app.labels_baselines import LabelsCopy, registered
 from tests.app.labels_scorer import LabelScorer
 
 
@@ -61,6 +62,13 @@ def labels() -> Iterator[type[LabelScorer]]:
     register(LabelScorer)
     yield LabelScorer
     unregister(LabelScorer.name)
+
+
+@pytest.fixture
+def system(labels: type[LabelScorer]) -> Iterator[type[LabelsCopy]]:
+    """The test baseline system (it copies the labels' gold), registered for one test."""
+    with registered() as cls:
+        yield cls
 
 
 @pytest.fixture

@@ -19,8 +19,7 @@ from app.cli_baselines import describe_progress, new_lines, parse_options
 from app.config import Settings
 from app.main import create_app
 from app.storage.models import BaselineRun
-from tests.app.labels_baselines import NAME, LabelsCopy, registered
-from tests.app.labels_scorer import LabelScorer
+from tests.app.labels_baselines import NAME
 from tests.app.services.baselines.test_runs import setup
 from tests.app.web.test_api import auth
 
@@ -29,12 +28,6 @@ TASK = "comp/labels/dev"
 
 def podium(*args: str) -> Result:
     return CliRunner().invoke(app, list(args))
-
-
-@pytest.fixture
-def system(labels: type[LabelScorer]) -> Iterator[type[LabelsCopy]]:
-    with registered() as cls:
-        yield cls
 
 
 @pytest.fixture

@@ -40,14 +40,15 @@ from app.services.accounts import teams, users
 from app.services.baselines import runs
 from app.services.bundles.spec import BundleFile
 from app.services.competitions import catalog, participation
+from app.services.jobs.kinds import JobContext
 from app.services.scoring import steps
 from app.services.scoring.gold import GoldCache
+from app.services.scoring.job import score_submission
 from app.services.submissions import intake
 from app.storage.db import Database
 from app.storage.models import Base
 from app.storage.types import utcnow
 from app.web.sessions import COOKIE
-from app.worker.jobs import JobContext, score_submission
 from tests.app.builders import PASSWORD, bundle_file, competition_spec, make_user, phase_spec
 from tests.app.labels_baselines import NAME as BASELINE
 

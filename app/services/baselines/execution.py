@@ -1,36 +1,41 @@
-"""The steps of a baseline job, each in the caller's transaction (the job is ``app.worker.baseline_job``).
+"""The steps of a baseline job, each in the caller's transaction (the job is ``app.services.baselines.job``).
 
 The job ``claim_run``s the run (a compare-and-set, with a lease), reads its ``load_inputs``, runs
 the system outside any transaction while ``store_report`` stores its progress and log every second or so
 (extending the lease and answering whether to stop), then records one outcome:
 
-* ``check_output`` validates the output against the phase's gold exactly as an upload is validated,
+* ``check_output`` validates the output against the phase's gold exactly as an upload is validated
+  (``app.services.scoring.validation``),
   and ``record_success`` stores it as a submission of the competition (no team, no quota) flagged
   as a baseline, queued for the ordinary scoring job;
 * ``record_failure`` keeps the error for the organizers; ``record_cancelled`` ends a stopped run.
 
-Every write after the claim is guarded by the claim's attempt number, so a worker whose lease
-expired and whose run was resumed elsewhere changes nothing.
+The run's row is a job row with a lease (``app.services.jobs.lease``): every write after the claim
+is guarded by the claim's attempt number, so a worker whose lease expired and whose run was
+resumed elsewhere changes nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Literal
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from app.services.baselines.runs import claimable, title_of
-from app.services.jobs.enqueue import SCORE_SUBMISSION, enqueue_after_commit
-from app.services.scoring.gold import GoldCache, gold_key
+from app.services.baselines.views import title_of
+from app.services.jobs import lease
+from app.services.jobs.enqueue import enqueue_after_commit
+from app.services.scoring.gold import GoldCache, GoldRef, gold_of, parsed_gold
+from app.services.scoring.job import SCORE_SUBMISSION
+from app.services.scoring.validation import validate
 from app.services.submissions.limits import MAX_FILE_NAME, Limits
-from app.storage.blobs import put_blob, read_blob, sha256_hex
-from app.storage.models import BaselineRun, Blob, Phase, PhaseFile, Submission, Task, TaskFile
+from app.storage.blobs import put_blob, sha256_hex
+from app.storage.models import BaselineRun, Blob, Phase, PhaseFile, RunStatus, Submission, SubmissionStatus, TaskFile
 from baselines import BaselineInputs, UnknownBaseline, baseline_class
-from scorers import ScorerError, ValidationError, unpack_submission
+from scorers import ScorerError, ValidationError
 
 #: The log kept on a run: its last lines, at most this many and this many bytes (UTF-8).
 LOG_LINES = 50
@@ -56,17 +61,12 @@ class RunClaim:
     baseline: str
     version: str
     options: dict[str, Any]
-    scorer: str
-    scorer_options: dict[str, Any]
-    gold_blob_id: int
-    gold_sha256: str
+    gold: GoldRef
     requested_by: int | None
 
 
-def _mine(found: RunClaim) -> Any:
-    return (
-        (BaselineRun.id == found.run_id) & (BaselineRun.status == "running") & (BaselineRun.attempts == found.attempt)
-    )
+def _held(held: RunClaim) -> Any:
+    return lease.holds(BaselineRun, held.run_id, held.attempt)
 
 
 def claim_run(
@@ -80,62 +80,47 @@ def claim_run(
     """
     session.execute(
         update(BaselineRun)
-        .where(BaselineRun.id == run_id, claimable(now), BaselineRun.cancel_requested.is_(True))
-        .values(status="cancelled", finished_at=now, lease_expires_at=None)
+        .where(BaselineRun.id == run_id, lease.claimable(BaselineRun, now), BaselineRun.cancel_requested.is_(True))
+        .values(status=RunStatus.CANCELLED, finished_at=now, lease_expires_at=None)
         .execution_options(synchronize_session=False)
     )
-    result = session.execute(
-        update(BaselineRun)
-        .where(BaselineRun.id == run_id, claimable(now), BaselineRun.cancel_requested.is_(False))
-        .values(
-            status="running",
-            attempts=BaselineRun.attempts + 1,
-            started_at=now,
-            heartbeat_at=now,
-            lease_expires_at=now + timedelta(seconds=lease_seconds),
-            worker=worker[:200],
-            done=0,
-            total=None,
-            progress_at=None,
-        )
-        .execution_options(synchronize_session=False)
+    row = lease.take(
+        session,
+        BaselineRun,
+        run_id,
+        worker=worker,
+        now=now,
+        lease_seconds=lease_seconds,
+        where=(BaselineRun.cancel_requested.is_(False),),
+        values={"done": 0, "total": None, "progress_at": None},
     )
-    if getattr(result, "rowcount", 0) != 1:
+    if row is None:
         return None
     run = session.get(BaselineRun, run_id, populate_existing=True)
     assert run is not None
-    phase = session.execute(
-        select(Phase.gold_blob_id, Blob.sha256, Task.scorer, Task.scorer_options)
-        .join(Task, Task.id == Phase.task_id)
-        .join(Blob, Blob.id == Phase.gold_blob_id)
-        .where(Phase.id == run.phase_id)
-    ).one()
-    found = RunClaim(
+    held = RunClaim(
         run_id=run.id,
-        attempt=run.attempts,
+        attempt=row.attempts,
         phase_id=run.phase_id,
         baseline=run.baseline,
         version=run.baseline_version,
         options=dict(run.options or {}),
-        scorer=phase.scorer,
-        scorer_options=dict(phase.scorer_options or {}),
-        gold_blob_id=phase.gold_blob_id,
-        gold_sha256=phase.sha256,
+        gold=gold_of(session, run.phase_id),
         requested_by=run.requested_by,
     )
-    if found.attempt > max_attempts:
+    if held.attempt > max_attempts:
         record_failure(
-            session, found, now=now, error=f"the run was interrupted {max_attempts} times (worker crash); gave up"
+            session, held, now=now, error=f"the run was interrupted {max_attempts} times (worker crash); gave up"
         )
         return None
-    run.log_tail = trim_log(run.log_tail, [f"{now:%H:%M:%S} attempt {found.attempt} started on {worker}"])
+    run.log_tail = trim_log(run.log_tail, [f"{now:%H:%M:%S} attempt {held.attempt} started on {worker}"])
     session.flush()
-    return found
+    return held
 
 
-def load_inputs(session: Session, found: RunClaim) -> BaselineInputs:
+def load_inputs(session: Session, held: RunClaim) -> BaselineInputs:
     """The task's training files and resources and the phase's public files, by name."""
-    task_id = select(Phase.task_id).where(Phase.id == found.phase_id).scalar_subquery()
+    task_id = select(Phase.task_id).where(Phase.id == held.phase_id).scalar_subquery()
     task_files = session.execute(
         select(TaskFile.kind, TaskFile.name, Blob.data)
         .join(Blob, Blob.id == TaskFile.blob_id)
@@ -145,11 +130,11 @@ def load_inputs(session: Session, found: RunClaim) -> BaselineInputs:
     phase_files = session.execute(
         select(PhaseFile.name, Blob.data)
         .join(Blob, Blob.id == PhaseFile.blob_id)
-        .where(PhaseFile.phase_id == found.phase_id)
+        .where(PhaseFile.phase_id == held.phase_id)
         .order_by(PhaseFile.position, PhaseFile.id)
     ).all()
     return BaselineInputs(
-        scorer=found.scorer,
+        scorer=held.gold.scorer,
         training={row.name: bytes(row.data) for row in task_files if row.kind == "training"},
         inputs={row.name: bytes(row.data) for row in phase_files},
         resources={row.name: bytes(row.data) for row in task_files if row.kind == "resource"},
@@ -185,18 +170,18 @@ class ProgressReport:
 
 
 def store_report(
-    session: Session, found: RunClaim, news: ProgressReport, *, now: datetime, lease_seconds: int
+    session: Session, held: RunClaim, news: ProgressReport, *, now: datetime, lease_seconds: int
 ) -> Verdict:
     """Store progress and log lines, extend the lease, and say whether to go on.
 
     ``"stop"``: an organizer asked to cancel the run; ``"lost"``: the claim is no longer this
     worker's (its lease expired and the run was resumed, or it was finished elsewhere).
     """
-    run = session.execute(select(BaselineRun).where(_mine(found)).with_for_update()).scalar_one_or_none()
+    run = session.execute(select(BaselineRun).where(_held(held)).with_for_update()).scalar_one_or_none()
     if run is None:
         return "lost"
-    run.heartbeat_at = now
-    run.lease_expires_at = now + timedelta(seconds=lease_seconds)
+    for column, value in lease.renewal(now, lease_seconds).items():
+        setattr(run, column, value)
     if news.progress is not None:
         run.done, run.total = news.progress
         run.progress_at = news.progress_at or now
@@ -211,65 +196,63 @@ def store_report(
 # -- outcomes --------------------------------------------------------------------------------------
 
 
-def check_output(session: Session, found: RunClaim, output: bytes, *, limits: Limits, gold_cache: GoldCache) -> None:
+def check_output(session: Session, held: RunClaim, output: bytes, *, limits: Limits, gold_cache: GoldCache) -> None:
     """Validate the output against the phase's gold as an upload is; raise ``OutputRefused`` if it fails."""
-    key = gold_key(found.phase_id, found.gold_sha256, found.scorer, found.scorer_options)
     try:
-        parsed = gold_cache.get(key, lambda: read_blob(session, found.gold_blob_id))
+        gold = parsed_gold(session, held.gold, gold_cache)
     except ScorerError as exc:
         raise OutputRefused(f"the phase's gold cannot be used by its scorer: {exc}") from None
     try:
-        content, _ = unpack_submission(output, max_bytes=limits.max_unzipped_bytes, max_entries=limits.max_zip_entries)
-        parsed.scorer.parse_submission(content, parsed.gold)
+        validate(gold, output, limits)
     except ValidationError as exc:
         raise OutputRefused(
-            f"the baseline's output was refused by the scorer {found.scorer}.\n{exc.summary()}"
+            f"the baseline's output was refused by the scorer {held.gold.scorer}.\n{exc.summary()}"
         ) from None
 
 
-def _file_name(found: RunClaim, output: bytes) -> str:
+def _file_name(held: RunClaim, output: bytes) -> str:
     # The seed systems write one JSON document (one line) or JSON lines; the name only labels the
     # file in downloads and archives, the scorer reads the bytes whatever it is called.
     extension = ".json" if b"\n" not in output.strip() else ".jsonl"
-    return f"baseline-{found.baseline}-{found.version}{extension}"[:MAX_FILE_NAME]
+    return f"baseline-{held.baseline}-{held.version}{extension}"[:MAX_FILE_NAME]
 
 
-def _description(found: RunClaim) -> str:
+def _description(held: RunClaim) -> str:
     try:
-        text = baseline_class(found.baseline).description
+        text = baseline_class(held.baseline).description
     except UnknownBaseline:  # removed from the registry while it ran
         text = ""
-    settings = ", ".join(f"{name}={value!r}" for name, value in sorted(found.options.items()))
+    settings = ", ".join(f"{name}={value!r}" for name, value in sorted(held.options.items()))
     return f"{text}\n\nOptions: {settings}".strip() if settings else text
 
 
-def record_success(session: Session, found: RunClaim, output: bytes, *, now: datetime) -> int | None:
+def record_success(session: Session, held: RunClaim, output: bytes, *, now: datetime) -> int | None:
     """Store the checked output as the competition's baseline submission, queue its scoring and mark
     the run ``succeeded``; returns the submission's id, or ``None`` if the claim was lost."""
-    run = session.execute(select(BaselineRun).where(_mine(found)).with_for_update()).scalar_one_or_none()
+    run = session.execute(select(BaselineRun).where(_held(held)).with_for_update()).scalar_one_or_none()
     if run is None:
         return None
     digest = sha256_hex(output)
     blob = put_blob(session, output, digest)
     submission = Submission(
-        phase_id=found.phase_id,
+        phase_id=held.phase_id,
         team_id=None,
-        user_id=found.requested_by,
+        user_id=held.requested_by,
         blob_id=blob.id,
         sha256=digest,
         size=len(output),
-        original_name=_file_name(found, output),
-        method_name=title_of(found.baseline)[:200],
-        method_description=_description(found),
-        status="queued",
+        original_name=_file_name(held, output),
+        method_name=title_of(held.baseline)[:200],
+        method_description=_description(held),
+        status=SubmissionStatus.QUEUED,
         created_at=now,
         is_baseline=True,
-        baseline_name=found.baseline,
-        baseline_version=found.version,
+        baseline_name=held.baseline,
+        baseline_version=held.version,
     )
     session.add(submission)
     session.flush()
-    run.status = "succeeded"
+    run.status = RunStatus.SUCCEEDED
     run.finished_at = now
     run.lease_expires_at = None
     run.submission_id = submission.id
@@ -278,21 +261,18 @@ def record_success(session: Session, found: RunClaim, output: bytes, *, now: dat
     return submission.id
 
 
-def _finish(session: Session, found: RunClaim, now: datetime, status: str, error: str = "") -> bool:
-    result = session.execute(
-        update(BaselineRun)
-        .where(_mine(found))
-        .values(status=status, error=error, finished_at=now, lease_expires_at=None)
-        .execution_options(synchronize_session=False)
-    )
-    return getattr(result, "rowcount", 0) == 1
-
-
-def record_failure(session: Session, found: RunClaim, *, now: datetime, error: str) -> bool:
+def record_failure(session: Session, held: RunClaim, *, now: datetime, error: str) -> bool:
     """Mark the run ``failed`` with ``error`` (shown to organizers only); ``False`` if the claim was lost."""
-    return _finish(session, found, now, "failed", error[:ERROR_CHARS])
+    return lease.finish(
+        session, BaselineRun, held.run_id, held.attempt, RunStatus.FAILED, now=now, error=error[:ERROR_CHARS]
+    )
 
 
-def record_cancelled(session: Session, found: RunClaim, *, now: datetime) -> bool:
+def record_cancelled(session: Session, held: RunClaim, *, now: datetime) -> bool:
     """Mark a run that stopped on request ``cancelled``; ``False`` if the claim was lost."""
-    return _finish(session, found, now, "cancelled")
+    return lease.finish(session, BaselineRun, held.run_id, held.attempt, RunStatus.CANCELLED, now=now, error="")
+
+
+def give_up(session: Session, run_id: int, *, now: datetime, error: str) -> bool:
+    """Fail a run that could not even be claimed (the database kept failing); only a ``queued`` one."""
+    return lease.give_up(session, BaselineRun, run_id, RunStatus.FAILED, now=now, error=error[:ERROR_CHARS])

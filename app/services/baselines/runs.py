@@ -5,51 +5,37 @@ see one: its log and error may quote the task's data, so everyone else is answer
 a phase's runs and "not found" for a run by id (ids reveal nothing). What participants do see is
 the run's outcome: a submission flagged as a baseline, scored and ranked like any other.
 
-The worker's side of a run (claim, progress, outcome) is in ``app.services.baselines.execution``.
+How a run is shown is in ``app.services.baselines.views``; the job that runs it is
+``app.services.baselines.job``, its steps (claim, progress, outcome) ``app.services.baselines.execution``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app.services.accounts.access import is_organizer, require_organizer, require_user
+from app.services.baselines.job import RUN_BASELINE
 from app.services.errors import Conflict, InvalidInput, NotFound
+from app.services.jobs import lease
 from app.services.jobs.enqueue import enqueue_after_commit
-from app.storage.models import BaselineRun, Competition, Phase, Task, User
+from app.storage.models import BaselineRun, Phase, RunStatus, Task, User
 from app.storage.types import utcnow
 from baselines import BadOptions, Baseline, UnknownBaseline, all_baselines, baseline_class, baselines_for
 
-#: The job's name; the worker maps it to its function and routes it to the ``gpu`` queue.
-RUN_BASELINE = "run_baseline"
 #: How many runs of a phase a listing shows (newest first).
 LIST_LIMIT = 100
-ACTIVE = ("queued", "running")
+ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
 def registry(scorer: str | None = None) -> list[dict[str, Any]]:
     """Every registered baseline system as plain data (those serving ``scorer`` when given), by name."""
     systems = all_baselines() if scorer is None else baselines_for(scorer)
     return [cls.describe() for cls in systems]
-
-
-def claimable(now: datetime) -> Any:
-    """Runs a worker may take: queued, or running with a lease that expired (its worker died)."""
-    return or_(
-        BaselineRun.status == "queued",
-        (BaselineRun.status == "running") & (BaselineRun.lease_expires_at < now),
-    )
-
-
-def waiting_runs(session: Session, now: datetime) -> list[int]:
-    """Runs a ``run_baseline`` job should be (re)started for, oldest first (the sweeper's list)."""
-    query = select(BaselineRun.id).where(claimable(now)).order_by(BaselineRun.created_at, BaselineRun.id)
-    return list(session.scalars(query))
 
 
 # -- starting a run --------------------------------------------------------------------------------
@@ -118,7 +104,7 @@ def start_run(
         baseline=cls.name,
         baseline_version=cls.version,
         options=resolved,
-        status="queued",
+        status=RunStatus.QUEUED,
         created_at=now,
     )
     session.add(run)
@@ -148,9 +134,9 @@ def get_run(session: Session, user: User | None, run_id: int) -> BaselineRun:
 
 def _competition_id(session: Session, run: BaselineRun) -> int:
     query = select(Task.competition_id).join(Phase, Phase.task_id == Task.id).where(Phase.id == run.phase_id)
-    found = session.scalar(query)
-    assert found is not None  # the foreign keys guarantee it
-    return found
+    competition_id = session.scalar(query)
+    assert competition_id is not None  # the foreign keys guarantee it
+    return competition_id
 
 
 def request_cancel(session: Session, user: User | None, run_id: int, *, now: datetime | None = None) -> BaselineRun:
@@ -171,107 +157,9 @@ def request_cancel(session: Session, user: User | None, run_id: int, *, now: dat
     )
     session.execute(
         update(BaselineRun)
-        .where(BaselineRun.id == run_id, claimable(now))
-        .values(status="cancelled", finished_at=now, lease_expires_at=None)
+        .where(BaselineRun.id == run_id, lease.claimable(BaselineRun, now))
+        .values(status=RunStatus.CANCELLED, finished_at=now, lease_expires_at=None)
         .execution_options(synchronize_session=False)
     )
     session.refresh(run)
     return run
-
-
-# -- what organizers see ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Progress:
-    """How far a run is: ``done`` of ``total`` units, the rate so far and, while it runs, the time left."""
-
-    done: int
-    total: int | None
-    fraction: float | None
-    #: Units per second between the start of the attempt and the last report.
-    rate: float | None
-    eta_seconds: float | None
-    updated_at: datetime | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "done": self.done,
-            "total": self.total,
-            "fraction": self.fraction,
-            "rate": self.rate,
-            "eta_seconds": self.eta_seconds,
-            "updated_at": self.updated_at,
-        }
-
-
-def progress_of(
-    done: int, total: int | None, started_at: datetime | None, progress_at: datetime | None, *, running: bool
-) -> Progress:
-    """The rate is the units done over the time they took (start of the attempt to the last report);
-    the time left is the units left at that rate, counted from the last report."""
-    fraction = min(done / total, 1.0) if total else None
-    rate = None
-    if done > 0 and started_at is not None and progress_at is not None:
-        elapsed = (progress_at - started_at).total_seconds()
-        rate = done / elapsed if elapsed > 0 else None
-    eta = None
-    if running and rate is not None and total is not None:
-        eta = max(total - done, 0) / rate
-    return Progress(done, total, fraction, rate, eta, progress_at)
-
-
-def describe_run(session: Session, run: BaselineRun) -> dict[str, Any]:
-    """A run as the API and the organizer page show it (only organizers ever get one)."""
-    return describe_runs(session, [run])[0]
-
-
-def describe_runs(session: Session, runs: list[BaselineRun]) -> list[dict[str, Any]]:
-    phase_ids = {run.phase_id for run in runs}
-    user_ids = {run.requested_by for run in runs if run.requested_by is not None}
-    refs = {
-        row.id: (row.competition, row.task, row.phase)
-        for row in session.execute(
-            select(Phase.id, Competition.slug.label("competition"), Task.slug.label("task"), Phase.slug.label("phase"))
-            .join(Task, Task.id == Phase.task_id)
-            .join(Competition, Competition.id == Task.competition_id)
-            .where(Phase.id.in_(phase_ids))
-        )
-    }
-    names = {row.id: row.name for row in session.execute(select(User.id, User.name).where(User.id.in_(user_ids)))}
-    return [_describe(run, refs[run.phase_id], names.get(run.requested_by or 0)) for run in runs]
-
-
-def title_of(name: str) -> str:
-    """The system's title, or its name if it left the registry since it ran."""
-    try:
-        return baseline_class(name).title
-    except UnknownBaseline:
-        return name
-
-
-def _describe(run: BaselineRun, ref: tuple[str, str, str], requested_by: str | None) -> dict[str, Any]:
-    progress = progress_of(run.done, run.total, run.started_at, run.progress_at, running=run.status == "running")
-    return {
-        "id": run.id,
-        "competition": ref[0],
-        "task": ref[1],
-        "phase": ref[2],
-        "baseline": run.baseline,
-        "version": run.baseline_version,
-        "title": title_of(run.baseline),
-        "options": dict(run.options or {}),
-        "status": run.status,
-        "requested_by": requested_by,
-        "created_at": run.created_at,
-        "started_at": run.started_at,
-        "finished_at": run.finished_at,
-        "attempts": run.attempts,
-        "worker": run.worker,
-        "device": run.device,
-        "progress": progress.to_dict(),
-        "log_tail": run.log_tail,
-        "error": run.error,
-        "cancel_requested": run.cancel_requested,
-        "submission_id": run.submission_id,
-    }

@@ -22,8 +22,9 @@ from statistics import fmean
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from app.services.jobs.dispatch import GPU, SCORING
-from app.storage.models import BaselineRun, Phase, Score, Submission, Task
+from app.services.jobs.kinds import QUEUES
+from app.services.jobs.registry import KINDS
+from app.storage.models import JobStatus, Phase, Score, Submission, SubmissionStatus, Task
 
 #: How many recent scores the estimates look at.
 SAMPLE = 100
@@ -69,7 +70,9 @@ def recent_pace(session: Session, now: datetime, *, sample: int = SAMPLE, window
         if worker and scored_at >= now - window:
             workers.add(worker)
     holding = session.scalars(
-        select(Submission.worker).where(Submission.status == "running", Submission.lease_expires_at >= now)
+        select(Submission.worker).where(
+            Submission.status == SubmissionStatus.RUNNING, Submission.lease_expires_at >= now
+        )
     )
     workers.update(worker for worker in holding if worker)
     every = [seconds for values in durations.values() for seconds in values]
@@ -83,7 +86,7 @@ def recent_pace(session: Session, now: datetime, *, sample: int = SAMPLE, window
 def queue_places(session: Session, submissions: Sequence[Submission], now: datetime) -> dict[int, QueuePlace]:
     """The place of each queued submission among ``submissions`` in the ``scoring`` queue (queued
     submissions of every phase, oldest first), with its estimate; the others are left out."""
-    queued = [s for s in submissions if s.status == "queued"]
+    queued = [s for s in submissions if s.status == SubmissionStatus.QUEUED]
     if not queued:
         return {}
     pace = recent_pace(session, now)
@@ -100,7 +103,7 @@ def queue_places(session: Session, submissions: Sequence[Submission], now: datet
             Submission.created_at < submission.created_at,
             and_(Submission.created_at == submission.created_at, Submission.id <= submission.id),
         )
-        position = session.scalar(select(func.count()).where(Submission.status == "queued", ahead)) or 1
+        position = session.scalar(select(func.count()).where(Submission.status == SubmissionStatus.QUEUED, ahead)) or 1
         seconds = pace.seconds_for(scorers.get(submission.phase_id, ""))
         eta = None if seconds is None else now + timedelta(seconds=position * seconds / pace.workers)
         places[submission.id] = QueuePlace(position=position, estimated_scored_at=eta)
@@ -115,9 +118,10 @@ def submissions_by_status(session: Session) -> dict[str, int]:
 
 def queued_by_queue(session: Session) -> dict[str, int]:
     """Jobs waiting in the database, per queue: queued submissions (``scoring``), queued runs (``gpu``)."""
-    submissions = session.scalar(select(func.count()).where(Submission.status == "queued")) or 0
-    runs = session.scalar(select(func.count()).where(BaselineRun.status == "queued")) or 0
-    return {SCORING: submissions, GPU: runs}
+    counts = dict.fromkeys(QUEUES, 0)
+    for kind in KINDS:
+        counts[kind.queue] += session.scalar(select(func.count()).where(kind.row.status == JobStatus.QUEUED)) or 0
+    return counts
 
 
 def upload_to_score_seconds(session: Session, *, sample: int = 1000) -> list[float]:

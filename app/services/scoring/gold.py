@@ -15,6 +15,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.storage.blobs import read_blob
+from app.storage.models import Blob, Phase, Task
 from scorers import Scorer, get_scorer
 
 GoldKey = tuple[int, str, str, str]
@@ -49,16 +54,16 @@ class GoldCache:
         Raises what the scorer raises (``UnknownScorer``, ``OptionsError``, ``InvalidGold``).
         """
         with self._lock:
-            found = self._entries.get(key)
-            if found is not None:
+            cached = self._entries.get(key)
+            if cached is not None:
                 self._entries.move_to_end(key)
-                return found
+                return cached
             loading = self._loading.setdefault(key, threading.Lock())
         with loading:
             with self._lock:
-                found = self._entries.get(key)
-            if found is not None:
-                return found
+                cached = self._entries.get(key)
+            if cached is not None:
+                return cached
             try:
                 _, _, name, options = key
                 scorer = get_scorer(name, json.loads(options))
@@ -72,3 +77,36 @@ class GoldCache:
                 with self._lock:
                     self._loading.pop(key, None)
             return parsed
+
+
+@dataclass(frozen=True)
+class GoldRef:
+    """Which gold a phase is scored against, and with which scorer: plain values, usable after the
+    session closed (a job holds one while it works)."""
+
+    phase_id: int
+    blob_id: int
+    sha256: str
+    scorer: str
+    scorer_options: dict[str, Any]
+
+    @property
+    def key(self) -> GoldKey:
+        return gold_key(self.phase_id, self.sha256, self.scorer, self.scorer_options)
+
+
+def gold_of(session: Session, phase_id: int) -> GoldRef:
+    """The phase's gold and scorer, read with one query."""
+    row = session.execute(
+        select(Phase.gold_blob_id, Blob.sha256, Task.scorer, Task.scorer_options)
+        .join(Task, Task.id == Phase.task_id)
+        .join(Blob, Blob.id == Phase.gold_blob_id)
+        .where(Phase.id == phase_id)
+    ).one()
+    return GoldRef(phase_id, row.gold_blob_id, row.sha256, row.scorer, dict(row.scorer_options or {}))
+
+
+def parsed_gold(session: Session, ref: GoldRef, cache: GoldCache) -> ParsedGold:
+    """The phase's parsed gold from the cache, read from the database on a miss. Raises what the
+    scorer raises for a gold it cannot use (``ScorerError``)."""
+    return cache.get(ref.key, lambda: read_blob(session, ref.blob_id))

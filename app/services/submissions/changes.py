@@ -7,7 +7,8 @@ from sqlalchemy.orm import Session
 
 from app.services.accounts.access import require_organizer
 from app.services.errors import Conflict, Forbidden, NotFound
-from app.services.jobs.enqueue import SCORE_SUBMISSION, enqueue_after_commit
+from app.services.jobs.enqueue import enqueue_after_commit
+from app.services.scoring.job import SCORE_SUBMISSION
 from app.services.submissions.results import context_of, get_submission
 from app.storage.models import Phase, Submission, User
 

@@ -24,8 +24,9 @@ from app.services.accounts.access import require_participant, require_user
 from app.services.accounts.teams import ensure_team, team_of
 from app.services.competitions.catalog import get_phase, phase_state
 from app.services.errors import InvalidInput, PhaseClosed, Unavailable
-from app.services.jobs.enqueue import SCORE_SUBMISSION, enqueue_after_commit
+from app.services.jobs.enqueue import enqueue_after_commit
 from app.services.scoring.gold import GoldCache, gold_key
+from app.services.scoring.job import SCORE_SUBMISSION
 from app.services.submissions import quota
 from app.services.submissions.limits import (
     MAX_FILE_NAME,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.config import Settings
 from app.services.errors import UploadTooLarge
 from app.storage.models import Phase
 
@@ -19,6 +20,10 @@ class Limits:
     max_upload_bytes: int
     max_unzipped_bytes: int
     max_zip_entries: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> Limits:
+        return cls(settings.max_upload_bytes, settings.max_unzipped_bytes, settings.max_zip_entries)
 
 
 def upload_limit(phase: Phase, limits: Limits) -> int:

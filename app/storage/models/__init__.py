@@ -2,7 +2,7 @@
 
 from app.storage.models.accounts import ApiToken, Team, TeamMember, User
 from app.storage.models.base import Base
-from app.storage.models.baselines import RUN_STATUSES, BaselineRun
+from app.storage.models.baselines import BaselineRun, RunStatus
 from app.storage.models.competitions import (
     PARTICIPATION,
     SELECTION,
@@ -16,13 +16,12 @@ from app.storage.models.competitions import (
     Task,
     TaskFile,
 )
-from app.storage.models.submissions import STATUSES, Blob, PhaseEntry, Score, Submission
+from app.storage.models.lease import JobStatus, LeasedRow
+from app.storage.models.submissions import Blob, PhaseEntry, Score, Submission, SubmissionStatus
 
 __all__ = [
     "PARTICIPATION",
-    "RUN_STATUSES",
     "SELECTION",
-    "STATUSES",
     "TASK_FILE_KINDS",
     "VISIBILITY",
     "ApiToken",
@@ -31,12 +30,16 @@ __all__ = [
     "Blob",
     "Competition",
     "CompetitionOrganizer",
+    "JobStatus",
+    "LeasedRow",
     "Participant",
     "Phase",
     "PhaseEntry",
     "PhaseFile",
+    "RunStatus",
     "Score",
     "Submission",
+    "SubmissionStatus",
     "Task",
     "TaskFile",
     "Team",

@@ -9,23 +9,38 @@ submission of the competition (``is_baseline``) scored by the ordinary path.
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.storage.models.base import Base
-from app.storage.types import UTCDateTime, utcnow
+from app.storage.models.lease import JobStatus, LeasedRow
+from app.storage.types import EnumText, UTCDateTime, one_of
 
-RUN_STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
+
+class RunStatus(StrEnum):
+    """Where a baseline run is: waiting, running, or ended one of three ways."""
+
+    QUEUED = JobStatus.QUEUED.value
+    RUNNING = JobStatus.RUNNING.value
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def active(self) -> bool:
+        """Whether the run has not ended yet."""
+        return self in (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
-class BaselineRun(Base):
+class BaselineRun(LeasedRow, Base):
     """One run of a baseline system on one phase."""
 
     __tablename__ = "baseline_runs"
     __table_args__ = (
-        CheckConstraint(f"status IN ({', '.join(repr(s) for s in RUN_STATUSES)})", name="status"),
+        CheckConstraint(one_of("status", RunStatus), name="status"),
         Index(None, "phase_id", "created_at"),
         Index(None, "status"),
     )
@@ -36,15 +51,7 @@ class BaselineRun(Base):
     baseline: Mapped[str] = mapped_column(String(100))
     baseline_version: Mapped[str] = mapped_column(String(64))
     options: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    status: Mapped[str] = mapped_column(String(16), default="queued")
-    attempts: Mapped[int] = mapped_column(default=0)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    enqueued_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    worker: Mapped[str | None] = mapped_column(String(200))
+    status: Mapped[RunStatus] = mapped_column(EnumText(RunStatus), default=RunStatus.QUEUED)
     device: Mapped[str | None] = mapped_column(String(32))
     done: Mapped[int] = mapped_column(default=0)
     total: Mapped[int | None] = mapped_column()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import (
@@ -20,9 +21,17 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, deferred, mapped_column
 
 from app.storage.models.base import Base
-from app.storage.types import UTCDateTime, utcnow
+from app.storage.models.lease import JobStatus, LeasedRow
+from app.storage.types import EnumText, UTCDateTime, one_of, utcnow
 
-STATUSES = ("queued", "running", "scored", "failed")
+
+class SubmissionStatus(StrEnum):
+    """Where a submission is on its way: waiting, being scored, scored, or failed by the platform."""
+
+    QUEUED = JobStatus.QUEUED.value
+    RUNNING = JobStatus.RUNNING.value
+    SCORED = "scored"
+    FAILED = "failed"
 
 
 class Blob(Base):
@@ -50,7 +59,7 @@ class PhaseEntry(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
-class Submission(Base):
+class Submission(LeasedRow, Base):
     """An uploaded file and its way through scoring.
 
     ``scoring_round`` counts scoring requests (1 at upload, +1 per rescore); the score of the
@@ -62,7 +71,7 @@ class Submission(Base):
 
     __tablename__ = "submissions"
     __table_args__ = (
-        CheckConstraint(f"status IN ({', '.join(repr(s) for s in STATUSES)})", name="status"),
+        CheckConstraint(one_of("status", SubmissionStatus), name="status"),
         CheckConstraint("is_baseline OR team_id IS NOT NULL", name="team_or_baseline"),
         Index(None, "phase_id", "team_id", "created_at"),
         Index(None, "status"),
@@ -78,17 +87,8 @@ class Submission(Base):
     original_name: Mapped[str] = mapped_column(String(255))
     method_name: Mapped[str] = mapped_column(String(200), default="")
     method_description: Mapped[str] = mapped_column(Text, default="")
-    status: Mapped[str] = mapped_column(String(16), default="queued")
-    attempts: Mapped[int] = mapped_column(default=0)
+    status: Mapped[SubmissionStatus] = mapped_column(EnumText(SubmissionStatus), default=SubmissionStatus.QUEUED)
     scoring_round: Mapped[int] = mapped_column(default=1)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    #: When the job was last handed to a queue; a queued row whose message was lost is re-sent.
-    enqueued_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    worker: Mapped[str | None] = mapped_column(String(200))
     participant_message: Mapped[str] = mapped_column(Text, default="")
     organizer_message: Mapped[str] = mapped_column(Text, default="")
     quota_refunded: Mapped[bool] = mapped_column(default=False)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from starlette.status import HTTP_202_ACCEPTED
 
-from app.services.baselines import runs
+from app.services.baselines import runs, views
 from app.services.competitions import catalog
 from app.web.baseline_schemas import BaselineList, RunCreate, RunList, RunOut
 from app.web.deps import CurrentUser, RowId, SessionDep
@@ -52,20 +52,20 @@ def start_run(
     becomes a baseline submission, scored and ranked like any other and marked on the leaderboard."""
     found = catalog.get_phase(session, competition, task, phase)
     run = runs.start_run(session, user, found, body.baseline, body.options)
-    return runs.describe_run(session, run)
+    return views.describe_run(session, run)
 
 
 @router.get(PHASE + "/baseline-runs", response_model=RunList, responses=_ORGANIZERS_ONLY)
 def list_runs(competition: str, task: str, phase: str, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """The phase's baseline runs, newest first, with progress, log tail and errors (organizers)."""
     found = catalog.get_phase(session, competition, task, phase)
-    return {"runs": runs.describe_runs(session, runs.list_runs(session, user, found))}
+    return {"runs": views.describe_runs(session, runs.list_runs(session, user, found))}
 
 
 @router.get("/baseline-runs/{run_id}", response_model=RunOut, responses=_NOT_YOURS)
 def get_run(run_id: RowId, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """One run: its status, progress (done, total, rate, time left), log tail, error and submission."""
-    return runs.describe_run(session, runs.get_run(session, user, run_id))
+    return views.describe_run(session, runs.get_run(session, user, run_id))
 
 
 @router.post(
@@ -77,4 +77,4 @@ def get_run(run_id: RowId, session: SessionDep, user: CurrentUser) -> dict[str, 
 def cancel_run(run_id: RowId, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """Stop a run (organizers): a queued one at once, a running one at its next check, within seconds."""
     run = runs.request_cancel(session, user, run_id)
-    return runs.describe_run(session, run)
+    return views.describe_run(session, run)

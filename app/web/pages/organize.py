@@ -11,12 +11,12 @@ from fastapi.responses import FileResponse
 from starlette.background import BackgroundTask
 
 from app.services.accounts.access import require_organizer
-from app.services.baselines import runs
+from app.services.baselines import runs, views
 from app.services.competitions import catalog
 from app.services.competitions.archives import archive_name, write_phase_archive
 from app.services.submissions import changes, results
 from app.services.submissions.detail import view_submission
-from app.storage.models import STATUSES
+from app.storage.models import SubmissionStatus
 from app.web import sessions
 from app.web.csrf import require_csrf
 from app.web.deps import RowId, SessionDep
@@ -57,12 +57,12 @@ def organize(
         "records": shown,
         "total": len(records),
         "counts": Counter(r["status"] for r in records),
-        "statuses": STATUSES,
+        "statuses": tuple(SubmissionStatus),
         "status": status,
         "team": team,
         "primary": scorer_class(found.task.scorer).describe()["primary_metric"],
         "baselines": runs.registry(found.task.scorer),
-        "runs": runs.describe_runs(session, runs.list_runs(session, viewer, found)),
+        "runs": views.describe_runs(session, runs.list_runs(session, viewer, found)),
     }
     return render(request, "organize.html", context, viewer=viewer)
 
@@ -130,7 +130,7 @@ def start_baseline(
 
 @router.post("/baseline-runs/{run_id}/cancel", dependencies=CSRF)
 def cancel_baseline(run_id: RowId, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
-    shown = runs.describe_run(session, runs.request_cancel(session, viewer, run_id))
+    shown = views.describe_run(session, runs.request_cancel(session, viewer, run_id))
     done = "is cancelled" if shown["status"] == "cancelled" else "stops at its next check"
     sessions.flash(request, f"Baseline run {run_id} {done}.")
     return redirect(urls.phase_part((shown["competition"], shown["task"], shown["phase"]), "organize"))
@@ -139,5 +139,5 @@ def cancel_baseline(run_id: RowId, request: Request, session: SessionDep, viewer
 @router.get("/baseline-runs/{run_id}/status.json")
 def baseline_status(run_id: RowId, session: SessionDep, viewer: LoggedIn) -> dict[str, Any]:
     """The run's status and progress, for the page's script to poll while the run waits or runs."""
-    shown = runs.describe_run(session, runs.get_run(session, viewer, run_id))
+    shown = views.describe_run(session, runs.get_run(session, viewer, run_id))
     return {"id": run_id, "status": shown["status"], "progress": shown["progress"]}

@@ -13,8 +13,8 @@ from sqlalchemy.engine import make_url
 
 from app.config import Settings
 from app.services.accounts.users import find_user
-from app.services.jobs.enqueue import SCORE_SUBMISSION
 from app.services.scoring.gold import GoldCache
+from app.services.scoring.job import SCORE_SUBMISSION
 from app.services.submissions import intake
 from app.services.submissions.limits import Limits
 from app.storage.db import Database

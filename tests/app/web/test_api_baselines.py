@@ -3,26 +3,18 @@ participants see nothing of a run but its scores on the leaderboard."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from app.storage.db import Database
-from tests.app.labels_baselines import NAME, REFUSAL, LabelsCopy, registered
-from tests.app.labels_scorer import LabelScorer
+from tests.app.labels_baselines import NAME, REFUSAL
 from tests.app.services.baselines.test_runs import setup
 from tests.app.web.test_api import PHASE, auth, wait
 from tests.app.worker.test_baseline_job import eventually
 
 RUNS = f"{PHASE}/baseline-runs"
-
-
-@pytest.fixture
-def system(labels: type[LabelScorer]) -> Iterator[type[LabelsCopy]]:
-    with registered() as cls:
-        yield cls
 
 
 def start(client: TestClient, headers: dict[str, str], **options: Any) -> Any:

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from app.storage.db import Database
 from app.storage.models import BaselineRun
 from tests.app.builders import make_user
-from tests.app.labels_baselines import NAME, LabelsCopy, registered
-from tests.app.labels_scorer import LabelScorer
+from tests.app.labels_baselines import NAME
 from tests.app.web.test_api import PHASE as API_PHASE
 from tests.app.web.test_api import auth
 from tests.app.web.test_pages import BOARD, login, setup, text, token, wait
@@ -27,12 +24,6 @@ def last_run(db: Database) -> int:
     with db.session(read_only=True) as session:
         found: int = session.scalar(select(func.max(BaselineRun.id)))
         return found
-
-
-@pytest.fixture
-def system(labels: type[LabelScorer]) -> Iterator[type[LabelsCopy]]:
-    with registered() as cls:
-        yield cls
 
 
 def test_an_organizer_starts_a_run_and_follows_it_on_the_page(db: Database, client: TestClient, system: Any) -> None:

@@ -19,26 +19,20 @@ from app.config import Settings
 from app.main import create_app
 from app.services.accounts import users
 from app.services.baselines import runs
+from app.services.baselines.job import run_baseline
 from app.services.bundles.loader import load_bundle
 from app.services.competitions import catalog
+from app.services.jobs.kinds import JobContext
 from app.services.scoring.gold import GoldCache
+from app.services.scoring.job import score_submission
 from app.storage.blobs import read_blob
 from app.storage.db import Database
 from app.storage.models import BaselineRun, Submission
-from app.worker.baseline_job import run_baseline
 from app.worker.embedded import EmbeddedPool
-from app.worker.jobs import JobContext, score_submission
 from tests.app.builders import make_user
-from tests.app.labels_baselines import FIRST_LINE, REFUSAL, LabelsCopy, registered
-from tests.app.labels_scorer import LabelScorer
+from tests.app.labels_baselines import FIRST_LINE, REFUSAL
 from tests.app.services.baselines.test_runs import setup, started, user
 from tests.conftest import ROOT
-
-
-@pytest.fixture
-def system(labels: type[LabelScorer]) -> Iterator[type[LabelsCopy]]:
-    with registered() as cls:
-        yield cls
 
 
 def context(db: Database) -> JobContext:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from app.config import Settings
-from app.worker.celery_app import TASK_NAME, make_celery, queue_name
+from app.worker.broker import TASK_NAME, queue_name
+from app.worker.celery_app import make_celery
 
 
 def test_messages_are_acknowledged_late_one_at_a_time_and_as_json() -> None:

@@ -12,8 +12,9 @@ import redis
 
 from app.config import Settings
 from app.services.accounts.users import find_user
-from app.services.jobs.enqueue import QUEUE_KEY
+from app.services.jobs.kinds import QUEUE_KEY
 from app.services.scoring.gold import GoldCache
+from app.services.scoring.job import SCORE_SUBMISSION
 from app.services.submissions import intake
 from app.services.submissions.limits import Limits
 from app.storage.db import Database
@@ -68,7 +69,7 @@ def test_an_upload_while_the_broker_is_down_waits_for_the_sweeper(
     for submission_id in (first, second):
         kept = row(people, submission_id)
         assert (kept.status, kept.enqueued_at) == ("queued", None)  # no message out: the sweeper sends it
-    assert not down.send("score_submission", first)
+    assert not down.send(SCORE_SUBMISSION, first)
     with pytest.raises(Exception, match="refused"):
         down.check()
 

@@ -8,11 +8,12 @@ from datetime import timedelta
 import pytest
 
 from app.config import Settings
+from app.services.jobs.kinds import JobContext
 from app.services.scoring.gold import GoldCache
+from app.services.scoring.job import SCORE_SUBMISSION
 from app.storage.db import Database
 from app.storage.types import utcnow
 from app.worker.embedded import EmbeddedPool
-from app.worker.jobs import JobContext
 from tests.app.labels_scorer import LabelScorer
 from tests.app.worker.test_jobs import claim, row, submitted
 
@@ -42,16 +43,16 @@ def test_starting_resumes_interrupted_submissions(db: Database, labels: type[Lab
 
 
 def test_a_job_is_queued_once_while_it_waits(db: Database, pool: EmbeddedPool) -> None:
-    pool.enqueue("score_submission", 7)
-    pool.enqueue("score_submission", 7)
-    pool.enqueue("score_submission", 8)
-    assert pool._queue.qsize() == 2
+    pool.enqueue(SCORE_SUBMISSION, 7)
+    pool.enqueue(SCORE_SUBMISSION, 7)
+    pool.enqueue(SCORE_SUBMISSION, 8)
+    assert pool._lanes["scoring"].qsize() == 2
 
 
 def test_an_enqueued_job_runs(db: Database, labels: type[LabelScorer], pool: EmbeddedPool) -> None:
     pool.start()
     submission_id = submitted(db)
     assert row(db, submission_id).status == "queued"
-    pool.enqueue("score_submission", submission_id)
+    pool.enqueue(SCORE_SUBMISSION, submission_id)
     assert pool.wait_idle(30)
     assert row(db, submission_id).status == "scored"

@@ -11,15 +11,20 @@ from sqlalchemy.orm import undefer
 
 from app.config import Settings
 from app.services.accounts.users import find_user
+from app.services.jobs import dispatch
+from app.services.jobs.kinds import JobContext, JobKind
 from app.services.scoring import steps
 from app.services.scoring.gold import GoldCache
+from app.services.scoring.job import SCORE_SUBMISSION, score_submission
 from app.services.submissions import changes, intake, results
 from app.storage.db import Database
 from app.storage.models import Score, Submission
 from app.storage.types import utcnow
-from app.worker.jobs import JobContext, resume, score_submission
+from app.worker.sweeper import Sweeper
 from tests.app.builders import HALF, PERFECT, as_bytes, make_competition, make_user
 from tests.app.labels_scorer import LabelScorer
+
+ZERO = timedelta(0)
 
 
 def context(db: Database) -> JobContext:
@@ -104,8 +109,10 @@ def test_a_live_claim_cannot_be_taken_and_an_expired_one_can(db: Database, label
     assert first is not None and first.attempt == 1
     assert claim(db, submission_id, t0 + timedelta(seconds=29), "w2") is None
     with db.session() as session:
-        assert steps.waiting(session, t0 + timedelta(seconds=29)) == []
-        assert steps.waiting(session, t0 + timedelta(seconds=31)) == [submission_id]
+        assert dispatch.take_due(session, SCORE_SUBMISSION, now=t0 + timedelta(seconds=29), requeue_after=ZERO) == []
+        assert dispatch.take_due(session, SCORE_SUBMISSION, now=t0 + timedelta(seconds=31), requeue_after=ZERO) == [
+            submission_id
+        ]
     second = claim(db, submission_id, t0 + timedelta(seconds=31), "w2")
     assert second is not None and (second.attempt, second.round) == (2, 1)
     assert row(db, submission_id).worker == "w2"
@@ -144,13 +151,19 @@ def test_a_submission_interrupted_too_often_is_failed(db: Database, labels: type
     assert "interrupted 3 times" in failed.organizer_message
 
 
-def test_resume_finds_queued_and_interrupted_submissions(db: Database, labels: type[LabelScorer]) -> None:
+def test_resuming_finds_queued_and_interrupted_submissions(db: Database, labels: type[LabelScorer]) -> None:
     submission_id = submitted(db)
     sent: list[tuple[str, int]] = []
-    assert resume(context(db), lambda job, sid: sent.append((job, sid))) == [submission_id]
+
+    def send(kind: JobKind, row_id: int) -> bool:
+        sent.append((kind.name, row_id))
+        return True
+
+    sweeper = Sweeper(db, send, context(db).settings)
+    assert sweeper.sweep(requeue_after=ZERO) == {"score_submission": [submission_id]}
     assert sent == [("score_submission", submission_id)]
     assert claim(db, submission_id, utcnow()) is not None
-    assert resume(context(db), lambda job, sid: None) == []  # running with a live lease
+    assert sweeper.sweep(requeue_after=ZERO) == {}  # running with a live lease
 
 
 def test_rescoring_adds_a_round_and_keeps_the_old_score(db: Database, labels: type[LabelScorer]) -> None:

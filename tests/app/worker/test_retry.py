@@ -1,5 +1,5 @@
-"""Transient errors: retried with exponential backoff, then the submission is failed with the reason
-and the quota given back. The end-to-end cases use a real lock on PostgreSQL: a table locked by
+"""Transient errors: retried with exponential backoff, then the submission (or baseline run) is failed
+with the reason and the quota given back. The end-to-end cases use a real lock on PostgreSQL: a table locked by
 another transaction makes the job's queries hit ``lock_timeout``, an ``OperationalError``."""
 
 from __future__ import annotations
@@ -14,11 +14,16 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 from app.config import Settings
+from app.services.baselines.job import run_baseline
+from app.services.jobs.kinds import JobContext
+from app.services.jobs.retry import GaveUp, backoff, describe, with_retries
 from app.services.scoring.gold import GoldCache
+from app.services.scoring.job import score_submission
 from app.storage.db import Database
-from app.worker.jobs import JobContext, score_submission
-from app.worker.retry import GaveUp, backoff, describe, with_retries
+from tests.app.labels_baselines import LabelsCopy
 from tests.app.labels_scorer import LabelScorer
+from tests.app.services.baselines.test_runs import setup, started
+from tests.app.worker.test_baseline_job import row as run_row
 from tests.app.worker.test_jobs import row, scores, submitted
 
 FAST = Settings(transient_retries=3, transient_backoff_seconds=0.01, transient_backoff_max_seconds=0.02)
@@ -141,3 +146,36 @@ def test_a_job_that_keeps_failing_fails_the_submission_and_refunds_it(db: Databa
     assert "LockNotAvailable" in failed.organizer_message
     assert "problem on our side" in failed.participant_message
     assert scores(db, submission_id) == []
+
+
+# -- hosted baseline runs ride out the same trouble --------------------------------------------------
+
+
+def test_a_baseline_run_waits_out_a_transient_lock(db: Database, system: type[LabelsCopy]) -> None:
+    setup(db)
+    run_id = started(db)
+    ctx = impatient(db, transient_retries=30)
+    try:
+        with locked_blobs(db) as release:
+            threading.Timer(0.5, release.set).start()  # released while the job retries
+            run_baseline(ctx, run_id)
+    finally:
+        ctx.db.dispose()
+    done = run_row(db, run_id)
+    assert (done.status, done.attempts, done.error) == ("succeeded", 1, "")
+    assert done.submission_id is not None
+
+
+def test_a_baseline_run_that_keeps_failing_is_failed_with_the_reason(db: Database, system: type[LabelsCopy]) -> None:
+    setup(db)
+    run_id = started(db)
+    ctx = impatient(db)
+    try:
+        with locked_blobs(db):
+            run_baseline(ctx, run_id)
+    finally:
+        ctx.db.dispose()
+    failed = run_row(db, run_id)
+    assert (failed.status, failed.attempts, failed.submission_id) == ("failed", 0, None)
+    assert failed.error.startswith(f"gave up claiming baseline run {run_id} after 5 tries")
+    assert "LockNotAvailable" in failed.error

@@ -7,6 +7,7 @@ from datetime import timedelta
 from sqlalchemy import select, update
 
 from app.config import Settings
+from app.services.jobs.kinds import JobKind
 from app.storage.db import Database
 from app.storage.models import Submission
 from app.storage.types import utcnow
@@ -24,8 +25,8 @@ def test_a_sweep_sends_each_waiting_job_once(db: Database, labels: type[LabelSco
     ids = queued(db, 3, utcnow() - timedelta(seconds=10))
     sent: list[tuple[str, int]] = []
 
-    def send(job: str, row_id: int) -> bool:
-        sent.append((job, row_id))
+    def send(kind: JobKind, row_id: int) -> bool:
+        sent.append((kind.name, row_id))
         return True
 
     sweeper = Sweeper(db, send, Settings(database_url=db.url))
@@ -39,7 +40,7 @@ def test_a_refused_send_leaves_the_rest_for_the_next_sweep(db: Database, labels:
     ids = queued(db, 3, utcnow() - timedelta(seconds=10))
     accepted: list[int] = []
 
-    def send(job: str, row_id: int) -> bool:  # the broker takes one message, then goes away
+    def send(kind: JobKind, row_id: int) -> bool:  # the broker takes one message, then goes away
         if accepted:
             return False
         accepted.append(row_id)
@@ -59,7 +60,7 @@ def test_the_sweeper_thread_sends_on_start_and_stops(db: Database, labels: type[
         session.commit()
     sent: list[int] = []
 
-    def send(job: str, row_id: int) -> bool:
+    def send(kind: JobKind, row_id: int) -> bool:
         sent.append(row_id)
         return True
 

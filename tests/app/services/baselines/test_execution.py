@@ -4,32 +4,24 @@ bounded log, and each outcome (a baseline submission, a refused output, a failur
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from app.services.baselines import execution, runs
+from app.services.baselines import execution, runs, views
 from app.services.baselines.execution import ProgressReport, RunClaim
-from app.services.jobs.enqueue import QUEUE_KEY
+from app.services.jobs.kinds import QUEUE_KEY
 from app.services.scoring.gold import GoldCache
 from app.services.submissions.limits import Limits
 from app.storage.db import Database
 from app.storage.models import BaselineRun, Submission
 from tests.app.builders import GOLD, PERFECT, as_bytes
-from tests.app.labels_baselines import NAME, LabelsCopy, registered
-from tests.app.labels_scorer import LabelScorer
+from tests.app.labels_baselines import NAME
 from tests.app.services.baselines.test_runs import Sent, setup, started, user
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 LIMITS = Limits(max_upload_bytes=1 << 20, max_unzipped_bytes=1 << 20, max_zip_entries=4)
-
-
-@pytest.fixture
-def system(labels: type[LabelScorer]) -> Iterator[type[LabelsCopy]]:
-    with registered() as cls:
-        yield cls
 
 
 def claim(db: Database, run_id: int, now: datetime = T0, worker: str = "w1", **kwargs: Any) -> RunClaim | None:
@@ -82,7 +74,7 @@ def test_a_claim_takes_a_queued_run_once_and_an_expired_one_again(db: Database, 
     run_id = started(db, steps=2)
     first = claim(db, run_id)
     assert first is not None
-    assert (first.attempt, first.baseline, first.version, first.scorer) == (1, NAME, "2", "test-labels")
+    assert (first.attempt, first.baseline, first.version, first.gold.scorer) == (1, NAME, "2", "test-labels")
     assert first.options["steps"] == 2
     running = row(db, run_id)
     assert (running.status, running.worker, running.lease_expires_at) == ("running", "w1", T0 + timedelta(seconds=30))
@@ -158,7 +150,7 @@ def test_a_report_stores_progress_and_log_and_extends_the_lease(db: Database, sy
     assert stored.lease_expires_at == later + timedelta(seconds=30)
     assert stored.log_tail.splitlines()[-1] == "12:00:09 hello"
     with db.session() as session:
-        shown = runs.describe_run(session, runs.get_run(session, user(session, "olga"), run_id))
+        shown = views.describe_run(session, runs.get_run(session, user(session, "olga"), run_id))
     # 3 units in the 10 s since the claim: 0.3 units/s; the 9 left take 30 s.
     assert shown["progress"]["rate"] == pytest.approx(0.3)
     assert shown["progress"]["eta_seconds"] == pytest.approx(30.0)

@@ -3,7 +3,6 @@ the sweeper's list, and the progress arithmetic."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -11,15 +10,16 @@ import pytest
 from sqlalchemy import update
 
 from app.services.accounts.users import find_user
-from app.services.baselines import runs
+from app.services.baselines import runs, views
+from app.services.baselines.job import RUN_BASELINE
 from app.services.competitions import catalog
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotAuthenticated, NotFound
-from app.services.jobs.enqueue import QUEUE_KEY
+from app.services.jobs import dispatch
+from app.services.jobs.kinds import QUEUE_KEY, JobKind
 from app.storage.db import Database
 from app.storage.models import BaselineRun, Phase, User
 from tests.app.builders import make_competition, make_user
-from tests.app.labels_baselines import NAME, LabelsCopy, registered
-from tests.app.labels_scorer import LabelScorer
+from tests.app.labels_baselines import NAME, LabelsCopy
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -28,16 +28,10 @@ class Sent:
     """A job queue that keeps what it was sent."""
 
     def __init__(self) -> None:
-        self.jobs: list[tuple[Any, ...]] = []
+        self.jobs: list[tuple[str, int]] = []
 
-    def enqueue(self, job: str, *args: int) -> None:
-        self.jobs.append((job, *args))
-
-
-@pytest.fixture
-def system(labels: type[LabelScorer]) -> Iterator[type[LabelsCopy]]:
-    with registered() as cls:
-        yield cls
+    def enqueue(self, kind: JobKind, row_id: int) -> None:
+        self.jobs.append((kind.name, row_id))
 
 
 def setup(db: Database) -> None:
@@ -170,7 +164,7 @@ def test_a_run_is_described_with_its_place_and_requester(db: Database, system: A
     setup(db)
     run_id = started(db, steps=5)
     with db.session() as session:
-        shown = runs.describe_run(session, runs.get_run(session, user(session, "olga"), run_id))
+        shown = views.describe_run(session, runs.get_run(session, user(session, "olga"), run_id))
     assert (shown["competition"], shown["task"], shown["phase"]) == ("comp", "labels", "dev")
     assert (shown["baseline"], shown["version"], shown["title"]) == (NAME, "2", "Copy the training labels")
     assert (shown["status"], shown["requested_by"], shown["submission_id"], shown["error"]) == (
@@ -229,10 +223,10 @@ def test_a_running_run_whose_worker_died_is_cancelled_at_once(db: Database, syst
     assert run.status == "cancelled"
 
 
-# -- the sweeper's list ------------------------------------------------------------------------
+# -- what a sweeper resumes ------------------------------------------------------------------------
 
 
-def test_waiting_runs_are_the_queued_and_the_interrupted(db: Database, system: Any) -> None:
+def test_a_sweeper_resumes_the_queued_and_the_interrupted_runs(db: Database, system: Any) -> None:
     setup(db)
     queued = started(db)
     with db.session() as session:
@@ -247,7 +241,7 @@ def test_waiting_runs_are_the_queued_and_the_interrupted(db: Database, system: A
         session.add_all([live, dead, done])
         session.commit()
     with db.session() as session:
-        assert sorted(runs.waiting_runs(session, T0)) == sorted([queued, dead.id])
+        assert dispatch.take_due(session, RUN_BASELINE, now=T0, requeue_after=timedelta(0)) == sorted([queued, dead.id])
 
 
 # -- progress ----------------------------------------------------------------------------------
@@ -256,12 +250,12 @@ def test_waiting_runs_are_the_queued_and_the_interrupted(db: Database, system: A
 def test_rate_and_time_left_follow_from_the_last_report() -> None:
     # 50 of 250 units in the 20 s from the start to the last report: 2.5 units/s, and the 200 left
     # take 200 / 2.5 = 80 s.
-    progress = runs.progress_of(50, 250, T0, T0 + timedelta(seconds=20), running=True)
+    progress = views.progress_of(50, 250, T0, T0 + timedelta(seconds=20), running=True)
     assert (progress.fraction, progress.rate, progress.eta_seconds) == (0.2, 2.5, 80.0)
 
 
 def test_without_units_done_there_is_no_rate_and_a_finished_run_has_no_time_left() -> None:
-    assert runs.progress_of(0, 250, T0, T0, running=True).rate is None
-    assert runs.progress_of(0, None, None, None, running=False).fraction is None
-    finished = runs.progress_of(10, 20, T0, T0 + timedelta(seconds=4), running=False)
+    assert views.progress_of(0, 250, T0, T0, running=True).rate is None
+    assert views.progress_of(0, None, None, None, running=False).fraction is None
+    finished = views.progress_of(10, 20, T0, T0 + timedelta(seconds=4), running=False)
     assert (finished.fraction, finished.rate, finished.eta_seconds) == (0.5, 2.5, None)  # 10 / 4 s

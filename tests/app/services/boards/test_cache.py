@@ -11,13 +11,14 @@ from app.services.accounts.users import find_user
 from app.services.boards import standings
 from app.services.boards.cache import BoardCache
 from app.services.competitions import catalog
+from app.services.jobs.kinds import JobContext
 from app.services.scoring.gold import GoldCache
+from app.services.scoring.job import score_submission
 from app.services.submissions import changes, intake
 from app.services.submissions.limits import Limits
 from app.storage.db import Database
 from app.storage.models import Phase, Score, Team
 from app.storage.types import utcnow
-from app.worker.jobs import JobContext, score_submission
 from tests.app.builders import HALF, PERFECT, as_bytes, make_competition, make_user, phase_spec
 from tests.app.labels_scorer import LabelScorer
 

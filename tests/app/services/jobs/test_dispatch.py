@@ -10,9 +10,12 @@ import pytest
 from sqlalchemy import select, update
 
 from app.services.accounts.users import find_user
+from app.services.baselines.job import RUN_BASELINE
 from app.services.jobs import dispatch
-from app.services.jobs.enqueue import SCORE_SUBMISSION
+from app.services.jobs.kinds import JobKind
+from app.services.jobs.registry import KINDS, UnknownJob, kind_named
 from app.services.scoring.gold import GoldCache
+from app.services.scoring.job import SCORE_SUBMISSION
 from app.services.submissions import intake
 from app.services.submissions.limits import Limits
 from app.storage.db import Database
@@ -49,9 +52,9 @@ def set_rows(db: Database, ids: list[int], **values: Any) -> None:
         session.commit()
 
 
-def take(db: Database, now: datetime, job: str = SCORE_SUBMISSION) -> list[int]:
+def take(db: Database, now: datetime, kind: JobKind = SCORE_SUBMISSION) -> list[int]:
     with db.session() as session:
-        taken = dispatch.take_due(session, job, now=now, requeue_after=MINUTE)
+        taken = dispatch.take_due(session, kind, now=now, requeue_after=MINUTE)
         session.commit()
     return taken
 
@@ -132,11 +135,17 @@ def test_baseline_runs_are_swept_too(db: Database, labels: type[LabelScorer]) ->
         session.add(run)
         session.commit()
         run_id = run.id
-    assert take(db, t0, "run_baseline") == [run_id]
-    assert dispatch.queue_of("run_baseline") == "gpu"
-    assert dispatch.queue_of(SCORE_SUBMISSION) == "scoring"
+    assert take(db, t0, RUN_BASELINE) == [run_id]
 
 
-def test_an_unknown_job_has_no_queue() -> None:
-    with pytest.raises(ValueError, match="no queue for the job 'mystery'; known jobs: run_baseline, score_submission"):
-        dispatch.queue_of("mystery")
+def test_each_kind_of_job_is_declared_once_with_its_queue_and_table() -> None:
+    assert [(kind.name, kind.queue, kind.row) for kind in KINDS] == [
+        ("score_submission", "scoring", Submission),
+        ("run_baseline", "gpu", BaselineRun),
+    ]
+    assert kind_named("run_baseline") is RUN_BASELINE
+
+
+def test_an_unknown_job_is_refused_by_name() -> None:
+    with pytest.raises(UnknownJob, match="no job named 'mystery'; known jobs: score_submission, run_baseline"):
+        kind_named("mystery")

@@ -3,31 +3,29 @@
 The job claims the run (a lease, as a scoring job has), reads the task's training files and
 resources and the phase's public files, and runs the system outside any transaction. The system's
 callbacks only collect progress and log lines in memory; a monitor thread stores them at most once
-per ``REPORT_SECONDS`` in a short transaction that also extends the lease and reads whether an
+per ``REPORT_SECONDS`` in a short transaction that also renews the lease and reads whether an
 organizer asked the run to stop, so a slow database never slows the system and a cancel is seen
-within about a second. The outcome is recorded by ``app.services.baselines.execution``.
+within about a second. Each database step is retried after transient errors, as a scoring job's
+are; when one gives up the run is failed with the reason. The steps are in
+``app.services.baselines.execution``.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import traceback
-from collections.abc import Callable
 from datetime import datetime
 from types import TracebackType
-from typing import TYPE_CHECKING
 
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
 
 from app.services.baselines import execution
 from app.services.baselines.execution import ProgressReport, RunClaim, Verdict
-from app.services.baselines.runs import RUN_BASELINE, waiting_runs
+from app.services.jobs.kinds import GPU, JobContext, JobKind
+from app.services.jobs.retry import GaveUp, error_text
+from app.storage.models import BaselineRun
 from app.storage.types import utcnow
 from baselines import Baseline, BaselineError, Cancelled, get_baseline
-
-if TYPE_CHECKING:
-    from app.worker.jobs import JobContext
 
 log = logging.getLogger(__name__)
 
@@ -40,9 +38,10 @@ class RunMonitor:
 
     Log lines are stored with the UTC time they were logged (``HH:MM:SS``)."""
 
-    def __init__(self, ctx: JobContext, found: RunClaim, *, device: str | None = None) -> None:
+    def __init__(self, ctx: JobContext, held: RunClaim, *, device: str | None = None) -> None:
         self.ctx = ctx
-        self.found = found
+        self.held = held
+        self.lease_seconds = ctx.settings.lease_seconds
         #: ``"stop"`` once an organizer asked to cancel, ``"lost"`` once the claim is someone else's.
         self.verdict: Verdict = "go"
         self._lock = threading.Lock()
@@ -52,7 +51,7 @@ class RunMonitor:
         self._device = device
         self._stop = threading.Event()
         self._closing = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=f"baseline-run-{found.run_id}", daemon=True)
+        self._thread = threading.Thread(target=self._loop, name=f"baseline-run-{held.run_id}", daemon=True)
 
     # -- the system's callbacks (called from the job's thread) ------------------------------------
     def progress(self, done: int, total: int) -> None:
@@ -89,13 +88,11 @@ class RunMonitor:
             news = ProgressReport(self._progress, self._progress_at, tuple(self._lines), self._device)
             self._progress, self._lines, self._device = None, [], None
         try:
-            with self.ctx.session() as session:
-                verdict = execution.store_report(
-                    session, self.found, news, now=utcnow(), lease_seconds=self.ctx.settings.lease_seconds
-                )
-                session.commit()
+            verdict = self.ctx.write(
+                lambda s: execution.store_report(s, self.held, news, now=utcnow(), lease_seconds=self.lease_seconds)
+            )
         except Exception:  # a missed report is not fatal: keep what it held for the next one
-            log.warning("could not store the progress of baseline run %s", self.found.run_id, exc_info=True)
+            log.warning("could not store the progress of baseline run %s", self.held.run_id, exc_info=True)
             with self._lock:
                 self._lines[:0] = news.lines
                 if self._progress is None and news.progress is not None:
@@ -119,86 +116,94 @@ def _device(system: Baseline) -> str:
         return "cpu"
 
 
-def _error_text(exc: BaseException) -> str:
-    lines = traceback.format_exception(exc)
-    return f"{type(exc).__name__}: {exc}\n\n" + "".join(lines[-30:])
-
-
-def _fail(ctx: JobContext, found: RunClaim, error: str) -> None:
-    with ctx.session() as session:
-        execution.record_failure(session, found, now=utcnow(), error=error)
-        session.commit()
-
-
 def run_baseline(ctx: JobContext, run_id: int) -> None:
     """Run one baseline; record a baseline submission queued for scoring, an error, or a cancellation."""
-    with ctx.session() as session:
-        found = execution.claim_run(
-            session,
-            run_id,
-            worker=ctx.worker,
-            now=utcnow(),
-            lease_seconds=ctx.settings.lease_seconds,
-            max_attempts=ctx.settings.max_attempts,
-        )
-        session.commit()
-    if found is None:
+    retry = ctx.retrying(RUN_BASELINE)
+    try:
+        held = retry(f"claiming baseline run {run_id}", lambda: ctx.write(lambda s: _claim(ctx, s, run_id)))
+    except GaveUp as exc:
+        ctx.give_up(RUN_BASELINE, run_id, exc, lambda s, reason: _give_up(s, run_id, reason), claimed=False)
+        return
+    if held is None:
         return
     try:
-        system = get_baseline(found.baseline, found.options)
+        system = get_baseline(held.baseline, held.options)
     except BaselineError as exc:  # removed from the registry, or its options changed meaning
-        _fail(ctx, found, str(exc))
+        _fail(ctx, held, str(exc))
         return
-    if system.version != found.version:  # a worker with another release than the one that took the run
+    if system.version != held.version:  # a worker with another release than the one that took the run
         _fail(
             ctx,
-            found,
+            held,
             f"this worker has version {system.version} of baseline {system.name}, but the run was started for "
-            f"version {found.version}; start a new run",
+            f"version {held.version}; start a new run",
         )
         return
-    monitor = RunMonitor(ctx, found, device=_device(system))
+    monitor = RunMonitor(ctx, held, device=_device(system))
     try:
         with monitor:
-            with ctx.session(read_only=True) as session:
-                inputs = execution.load_inputs(session, found)
+            inputs = retry(
+                f"reading the inputs of baseline run {run_id}",
+                lambda: ctx.read(lambda s: execution.load_inputs(s, held)),
+            )
             monitor.log(
                 f"{system.name} {system.version}: {len(inputs.training)} training file(s), "
                 f"{len(inputs.inputs)} input file(s), {len(inputs.resources)} resource(s)"
             )
             output = system.run(inputs, monitor.progress, monitor.log, monitor.should_stop)
+    except GaveUp as exc:
+        ctx.give_up(RUN_BASELINE, run_id, exc, lambda s, reason: _record_failure(s, held, reason), claimed=True)
+        return
     except Cancelled:
         if monitor.verdict != "lost":
-            with ctx.session() as session:
-                execution.record_cancelled(session, found, now=utcnow())
-                session.commit()
-        return
-    except OperationalError:
-        # The database, not the system: leave the claim to expire, and the run is resumed.
-        log.exception("database error during baseline run %s; it will be resumed", run_id)
+            ctx.record_failure(RUN_BASELINE, run_id, lambda s: execution.record_cancelled(s, held, now=utcnow()))
         return
     except BaselineError as exc:  # the system refused the task's data: the message says where
-        _fail(ctx, found, str(exc))
+        _fail(ctx, held, str(exc))
         return
     except Exception as exc:
         log.exception("baseline run %s failed", run_id)
-        _fail(ctx, found, _error_text(exc))
+        _fail(ctx, held, error_text(exc))
         return
     try:
-        with ctx.session(read_only=True) as session:
-            execution.check_output(session, found, output, limits=ctx.limits, gold_cache=ctx.gold_cache)
+        retry(
+            f"checking the output of baseline run {run_id}",
+            lambda: ctx.read(
+                lambda s: execution.check_output(s, held, output, limits=ctx.limits, gold_cache=ctx.gold_cache)
+            ),
+        )
+        retry(
+            f"storing the output of baseline run {run_id}",
+            lambda: ctx.write(lambda s: execution.record_success(s, held, output, now=utcnow())),
+        )
     except execution.OutputRefused as exc:
-        _fail(ctx, found, str(exc))
-        return
-    with ctx.session() as session:
-        execution.record_success(session, found, output, now=utcnow())
-        session.commit()
+        _fail(ctx, held, str(exc))
+    except GaveUp as exc:
+        ctx.give_up(RUN_BASELINE, run_id, exc, lambda s, reason: _record_failure(s, held, reason), claimed=True)
 
 
-def resume_runs(ctx: JobContext, enqueue: Callable[[str, int], None]) -> list[int]:
-    """Send every run that waits (queued, or interrupted: running with an expired lease) to ``enqueue``."""
-    with ctx.session(read_only=True) as session:
-        ids = waiting_runs(session, utcnow())
-    for run_id in ids:
-        enqueue(RUN_BASELINE, run_id)
-    return ids
+def _claim(ctx: JobContext, session: Session, run_id: int) -> RunClaim | None:
+    settings = ctx.settings
+    return execution.claim_run(
+        session,
+        run_id,
+        worker=ctx.worker,
+        now=utcnow(),
+        lease_seconds=settings.lease_seconds,
+        max_attempts=settings.max_attempts,
+    )
+
+
+def _record_failure(session: Session, held: RunClaim, error: str) -> bool:
+    return execution.record_failure(session, held, now=utcnow(), error=error)
+
+
+def _fail(ctx: JobContext, held: RunClaim, error: str) -> None:
+    ctx.record_failure(RUN_BASELINE, held.run_id, lambda s: _record_failure(s, held, error))
+
+
+def _give_up(session: Session, run_id: int, reason: str) -> bool:
+    return execution.give_up(session, run_id, now=utcnow(), error=reason)
+
+
+RUN_BASELINE = JobKind(name="run_baseline", queue=GPU, row=BaselineRun, run=run_baseline)

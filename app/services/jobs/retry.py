@@ -3,14 +3,17 @@
 Only errors that say "the database or the broker could not be reached or answered in time" are
 retried; anything else is a bug or a bad input and fails at once. A step is a short transaction,
 so trying it again is safe: either it committed or nothing of it remains. After the last retry the
-caller gets ``GaveUp``, which carries what the organizers are told.
+caller gets ``GaveUp``, which carries what the organizers are told. Each kind of job declares its
+``RetryPolicy``; the numbers (retries, backoff) are settings, the same on every tier.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 import kombu.exceptions
@@ -36,6 +39,19 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+@dataclass(frozen=True)
+class RetryPolicy:
+    """What a kind of job does about trouble that is not its input's fault: after one of the
+    ``transient`` errors a database step is tried again (``settings.transient_retries`` times, with
+    exponential backoff); any other error fails the job at once. A row whose lease expired (its
+    worker died) is claimed again by the next job, up to ``settings.max_attempts`` attempts."""
+
+    transient: tuple[type[BaseException], ...] = TRANSIENT_ERRORS
+
+
+DEFAULT_POLICY = RetryPolicy()
+
+
 class GaveUp(Exception):
     """A step failed with transient errors on every try; ``reason`` is written for organizers."""
 
@@ -55,19 +71,26 @@ def describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
 
 
+def error_text(exc: BaseException) -> str:
+    """A job's unexpected error for the organizers: the type and message, then the traceback's end."""
+    lines = traceback.format_exception(exc)
+    return f"{type(exc).__name__}: {exc}\n\n" + "".join(lines[-30:])
+
+
 def backoff(settings: Settings, retry: int) -> float:
     """Seconds to wait before retry number ``retry`` (1 for the first): the base, doubled each time, capped."""
     return float(min(settings.transient_backoff_max_seconds, settings.transient_backoff_seconds * 2 ** (retry - 1)))
 
 
-def with_retries(settings: Settings, what: str, step: Callable[[], T]) -> T:
-    """``step()``, tried again after each transient error up to ``settings.transient_retries`` times;
-    ``what`` names the step in logs and in the reason of ``GaveUp`` (like "claiming submission 7")."""
+def with_retries(settings: Settings, what: str, step: Callable[[], T], *, policy: RetryPolicy = DEFAULT_POLICY) -> T:
+    """``step()``, tried again after each of the policy's transient errors up to
+    ``settings.transient_retries`` times; ``what`` names the step in logs and in the reason of
+    ``GaveUp`` (like "claiming submission 7")."""
     waited = 0.0
     for retry in range(settings.transient_retries + 1):
         try:
             return step()
-        except TRANSIENT_ERRORS as exc:
+        except policy.transient as exc:
             if retry == settings.transient_retries:
                 raise GaveUp(what, retry + 1, waited, exc) from exc
             wait = backoff(settings, retry + 1)

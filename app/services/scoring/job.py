@@ -1,0 +1,111 @@
+"""The ``score_submission`` job: score one submission's current round and store the result.
+
+Each database step is its own short transaction, retried after transient errors (``RetryPolicy``);
+the scorer runs outside any transaction while a heartbeat thread renews the lease. When a step
+gives up, the submission is failed with the reason for the organizers and the quota given back.
+A scorer that raises fails the submission the same way (the platform's fault: the file passed
+validation at upload).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy.orm import Session
+
+from app.services.jobs.kinds import SCORING, JobContext, JobKind
+from app.services.jobs.retry import GaveUp, error_text
+from app.services.scoring import steps
+from app.services.scoring.steps import Claim
+from app.storage.models import Submission
+from app.storage.types import utcnow
+
+log = logging.getLogger(__name__)
+
+
+def score_submission(ctx: JobContext, submission_id: int) -> None:
+    """Score one submission's current round and store the result (or the platform's failure)."""
+    retry = ctx.retrying(SCORE_SUBMISSION)
+    try:
+        held = retry(f"claiming submission {submission_id}", lambda: ctx.write(lambda s: _claim(ctx, s, submission_id)))
+    except GaveUp as exc:
+        ctx.give_up(
+            SCORE_SUBMISSION, submission_id, exc, lambda s, reason: _give_up(s, submission_id, reason), claimed=False
+        )
+        return
+    if held is None:
+        return
+    try:
+        with _heartbeats(ctx, held):
+            gold, data = retry(
+                f"reading the files of submission {submission_id}",
+                lambda: ctx.read(lambda s: steps.load_inputs(s, held, gold_cache=ctx.gold_cache)),
+            )
+            report = steps.compute(gold, data, limits=ctx.limits)
+    except GaveUp as exc:
+        ctx.give_up(SCORE_SUBMISSION, submission_id, exc, lambda s, reason: _fail(s, held, reason), claimed=True)
+        return
+    except Exception as exc:
+        log.exception("scoring submission %s failed", submission_id)
+        message = error_text(exc)
+        ctx.record_failure(SCORE_SUBMISSION, submission_id, lambda s: _fail(s, held, message))
+        return
+    try:
+        retry(
+            f"storing the score of submission {submission_id}",
+            lambda: ctx.write(lambda s: steps.record_score(s, held, report, now=utcnow())),
+        )
+    except GaveUp as exc:
+        ctx.give_up(SCORE_SUBMISSION, submission_id, exc, lambda s, reason: _fail(s, held, reason), claimed=True)
+
+
+def _claim(ctx: JobContext, session: Session, submission_id: int) -> Claim | None:
+    settings = ctx.settings
+    return steps.claim(
+        session,
+        submission_id,
+        worker=ctx.worker,
+        now=utcnow(),
+        lease_seconds=settings.lease_seconds,
+        max_attempts=settings.max_attempts,
+    )
+
+
+def _fail(session: Session, held: Claim, reason: str) -> bool:
+    return steps.record_failure(session, held, now=utcnow(), organizer_message=reason)
+
+
+def _give_up(session: Session, submission_id: int, reason: str) -> bool:
+    return steps.give_up(session, submission_id, now=utcnow(), organizer_message=reason)
+
+
+@contextmanager
+def _heartbeats(ctx: JobContext, held: Claim) -> Iterator[None]:
+    """Renew the claim's lease every third of its length while the body runs."""
+    stop = threading.Event()
+    interval = max(1.0, ctx.settings.lease_seconds / 3)
+
+    def beat() -> None:
+        while not stop.wait(interval):
+            try:
+                renewed = ctx.write(
+                    lambda s: steps.heartbeat(s, held, now=utcnow(), lease_seconds=ctx.settings.lease_seconds)
+                )
+                if not renewed:
+                    return
+            except Exception:  # a missed beat is not fatal; the next one may get through
+                log.warning("heartbeat for submission %s failed", held.submission_id, exc_info=True)
+
+    thread = threading.Thread(target=beat, name=f"heartbeat-{held.submission_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+SCORE_SUBMISSION = JobKind(name="score_submission", queue=SCORING, row=Submission, run=score_submission)

@@ -1,0 +1,18 @@
+"""Checking a file against a phase's gold: the one check an upload, a scoring job and the output of
+a hosted baseline all go through, so that what was accepted is exactly what gets scored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.services.scoring.gold import ParsedGold
+from app.services.submissions.limits import Limits
+from scorers import unpack_submission
+
+
+def validate(gold: ParsedGold, data: bytes, limits: Limits) -> Any:
+    """The submission in ``data`` (a file, or a zip holding it, unpacked within ``limits``) parsed
+    against the gold, ready for ``gold.scorer.compute``. Raises the scorer's ``ValidationError``
+    listing the problems (a bad zip is one of them)."""
+    content, _ = unpack_submission(data, max_bytes=limits.max_unzipped_bytes, max_entries=limits.max_zip_entries)
+    return gold.scorer.parse_submission(content, gold.gold)

@@ -1,0 +1,39 @@
+"""The columns of a row that a background job works on (a submission being scored, a baseline run).
+
+A job's state lives on its row, never in a message broker: the status, how many attempts claimed
+it, the lease of the worker holding it (renewed by heartbeats; a lease that expires means the worker
+died and the job is resumed) and when a message for it was last handed to a queue. The rules that
+read and write these columns are in ``app.services.jobs.lease``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from sqlalchemy import String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.storage.types import UTCDateTime, utcnow
+
+
+class JobStatus(StrEnum):
+    """The two statuses every job row shares: waiting for a worker, and held by one."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+
+
+class LeasedRow:
+    """Mixin of the models whose rows are jobs."""
+
+    attempts: Mapped[int] = mapped_column(default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: When the job was last handed to a queue; a queued row whose message was lost is sent again.
+    enqueued_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    #: Who holds (or last held) the lease: host, process and thread.
+    worker: Mapped[str | None] = mapped_column(String(200))

@@ -1,0 +1,66 @@
+"""Podium's names on the broker and Celery's settings for it, shared by the senders and the workers.
+
+A message is ``podium.job(job_name, row_id)`` on the queue of its kind (``scoring`` or ``gpu``, with
+``settings.queue_prefix`` in front). What keeps a job from being lost or run twice lives in the
+database (see ``app.services.jobs.dispatch``); the settings here only make sure a message is not
+dropped while its job runs:
+
+- late acknowledgement and a prefetch of one: a message is acknowledged only when its job ended,
+  and a worker holds no more messages than it runs, so a worker that dies returns them;
+- a job whose worker process was killed is rejected back to the queue, not acknowledged;
+- JSON only, no result backend (a job's outcome is on its row).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.config import Settings
+from app.services.jobs.kinds import QUEUES
+
+#: The one Celery task: ``podium.job(job_name, row_id)``.
+TASK_NAME = "podium.job"
+
+
+def queue_name(settings: Settings, queue: str) -> str:
+    """The broker's name for one of Podium's queues (``queue_prefix`` + ``scoring`` or ``gpu``)."""
+    return f"{settings.queue_prefix}{queue}"
+
+
+def celery_config(settings: Settings) -> dict[str, Any]:
+    """Celery's settings for Podium's broker (see the module's docstring for why each is set)."""
+    timeout = settings.broker_timeout_seconds
+    if settings.broker_url.startswith(("redis://", "rediss://", "unix://")):
+        # Without a socket timeout a publish to a broker that vanished without closing the
+        # connection (failover, NAT timeout) would wait forever.
+        transport: dict[str, Any] = {"socket_connect_timeout": timeout, "socket_timeout": max(5.0, 2 * timeout)}
+    else:
+        transport = {"confirm_publish": True}  # RabbitMQ: a send returns once the broker has the message
+    return {
+        "broker_url": settings.broker_url,
+        "broker_connection_timeout": timeout,
+        "broker_connection_retry": True,
+        "broker_connection_retry_on_startup": True,
+        "broker_connection_max_retries": None,  # a worker waits for its broker as long as it takes
+        "broker_transport_options": transport,
+        "task_serializer": "json",
+        "accept_content": ["json"],
+        "result_backend": None,
+        "task_ignore_result": True,
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        # Each queue is a direct exchange and a queue of the same name (Celery's default), made by the
+        # first send or worker that needs it.
+        "task_default_queue": queue_name(settings, QUEUES[0]),
+        # A send from a web request tries twice, briefly; a job not sent waits for the sweeper.
+        "task_publish_retry_policy": {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5},
+        # A job running when the broker connection drops keeps running: its outcome is written to the
+        # database, and the message redelivered afterwards finds the row done.
+        "worker_cancel_long_running_tasks_on_connection_loss": False,
+        "worker_send_task_events": False,
+        "task_send_sent_event": False,
+        # Remote control (``podium worker --ping``) of Podium instances sharing a broker stays apart.
+        "control_exchange": f"{settings.queue_prefix}celery",
+        "enable_utc": True,
+    }
