@@ -2,14 +2,17 @@
 
 ``ranking`` decides who is ranked where; ``tables`` turns metrics and breakdowns into rows for pages;
 ``exports`` writes CSV and JSON; ``bootstrap`` gives confidence intervals from stored unit
-statistics; ``charts`` renders SVG charts with matplotlib. ``charts`` is deliberately not imported
+statistics, ``significance`` paired comparisons of neighbours and groups of tied systems, both on the
+replicates of ``resampling``; ``charts`` renders SVG charts with matplotlib. ``charts`` is deliberately not imported
 here: import ``leaderboard.charts`` where a chart is drawn, so that code that only ranks or exports
 does not load matplotlib.
 """
 
-from leaderboard.bootstrap import bootstrap_interval, bootstrap_values
+from leaderboard.bootstrap import FEW_UNITS, Interval, bootstrap_interval
 from leaderboard.exports import documents_csv, documents_json, iso_utc, leaderboard_csv, leaderboard_json, safe_cell
 from leaderboard.ranking import SELECTIONS, Candidate, EntrantKey, Entry, Rules, Selection, rank, select_per_team, utc
+from leaderboard.resampling import seed_for
+from leaderboard.significance import Comparison, compare_neighbours, tied_groups
 from leaderboard.tables import (
     Board,
     BoardRow,
@@ -26,22 +29,25 @@ from leaderboard.tables import (
 )
 
 __all__ = [
+    "FEW_UNITS",
     "SELECTIONS",
     "Board",
     "BoardRow",
     "Candidate",
     "Column",
+    "Comparison",
     "EntrantKey",
     "Entry",
+    "Interval",
     "Row",
     "Rules",
     "Selection",
     "Table",
     "arrow",
     "bootstrap_interval",
-    "bootstrap_values",
     "breakdown_table",
     "breakdown_tables",
+    "compare_neighbours",
     "documents_csv",
     "documents_json",
     "iso_utc",
@@ -53,6 +59,8 @@ __all__ = [
     "percent",
     "rank",
     "safe_cell",
+    "seed_for",
     "select_per_team",
+    "tied_groups",
     "utc",
 ]

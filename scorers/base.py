@@ -10,6 +10,9 @@ three pure steps so that leaderboards can resample documents for confidence inte
 3. ``aggregate(stats)`` turns any sequence of those mappings (a subset, or a bootstrap
    resample with repeats) into the overall metrics, as the task's definition aggregates.
 
+Two optional hooks serve the leaderboard's intervals: ``stratum(unit)`` (what to resample within) and
+``weighted_metric(stats, metric)`` (the aggregation of many resamples at once, as matrix products).
+
 ``compute`` runs steps 2 and 3 and adds the breakdowns; ``score`` runs all of it from bytes.
 """
 
@@ -18,10 +21,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from scorers.errors import OptionsError
 from scorers.io import gc_paused, unpack_submission
+
+if TYPE_CHECKING:
+    from scorers.families.weighted import WeightedMetric
 
 G = TypeVar("G")
 S = TypeVar("S")
@@ -183,6 +189,24 @@ class Scorer(ABC, Generic[G, S]):
     @abstractmethod
     def aggregate(self, stats: Sequence[UnitStats]) -> dict[str, float]:
         """Overall metrics from any sequence of unit statistics (repeats allowed)."""
+
+    # -- resampling: confidence intervals and paired comparisons (both optional) ---------------
+    def stratum(self, unit: UnitStats) -> str | None:
+        """The part a unit is resampled within, or None: all units are drawn together (the default).
+
+        A task that averages per part (SV-Ident: per language, then over languages) names the part, so
+        that every bootstrap replicate keeps each part's number of units and measures what the score does.
+        """
+        return None
+
+    def weighted_metric(self, stats: Sequence[UnitStats], metric: str) -> WeightedMetric | None:
+        """``metric`` on many weightings of ``stats`` at once, or None (the default: callers loop instead).
+
+        Called on a (replicates x units) matrix of unit counts, the result gives one value per row: what
+        ``aggregate`` gives on the units repeated that many times, except NaN where the metric is undefined
+        (every denominator zero). ``scorers.families.weighted`` builds these for sums and nested means.
+        """
+        return None
 
     def breakdown(self, gold: G, submission: S, stats: Mapping[str, UnitStats]) -> Breakdown:
         """Breakdown tables; the default is one row per unit. Subclasses add their dimensions."""

@@ -11,9 +11,13 @@ A zero denominator gives 0.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+import numpy as np
+
+from scorers.families import weighted
 
 METRICS = ("accuracy", "precision", "recall", "f1")
 
@@ -74,3 +78,13 @@ def grouped_scores(items: Iterable[tuple[K, Mapping[str, Any]]]) -> dict[K, dict
             counts = groups[group] = Counts()
         counts.add(stats)
     return {group: counts.scores() for group, counts in groups.items()}
+
+
+def weighted_metric(stats: Sequence[Mapping[str, Any]], metric: str) -> weighted.WeightedMetric:
+    """``metric`` of ``binary_scores`` on many weightings of the units (``scorers.families.weighted``)."""
+    gold = np.asarray([bool(s["gold"]) for s in stats], dtype=np.float64)
+    predicted = np.asarray([bool(s["predicted"]) for s in stats], dtype=np.float64)
+    if metric == "accuracy":
+        return weighted.ratio((gold == predicted).astype(np.float64), np.ones(len(stats)))
+    part = {"precision": "p", "recall": "r", "f1": "f1"}[metric]
+    return weighted.prf(part, gold * predicted, predicted, gold)

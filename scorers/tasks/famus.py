@@ -61,8 +61,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from scorers.base import Breakdown, MetricSpec, OptionSpec, Scorer, UnitStats
-from scorers.families import binary
+from scorers.families import binary, weighted
 from scorers.families.ceaf import SIMILARITIES, CeafRmeOptions, Template, micro_scores, role_scores, score_document
+from scorers.families.weighted import WeightedMetric
 from scorers.registry import register
 from scorers.tasks.famus_format import (
     CdaeGold,
@@ -152,6 +153,12 @@ class FamusCdaeScorer(Scorer[CdaeGold, dict[str, list[Template]]]):
     def aggregate(self, stats: Sequence[UnitStats]) -> dict[str, float]:
         return micro_scores(stats, SIMILARITIES, PREFIX)
 
+    def weighted_metric(self, stats: Sequence[UnitStats], metric: str) -> WeightedMetric:
+        # ceaf_rme_{similarity}_{p,r,f1}: the matched similarity over the predicted or gold mentions.
+        similarity, _, part = metric.removeprefix(PREFIX).rpartition("_")
+        columns = (weighted.unit_column(stats, key) for key in (similarity, "predicted", "gold"))
+        return weighted.prf(part, *columns)
+
     def breakdown(
         self, gold: CdaeGold, submission: dict[str, list[Template]], stats: Mapping[str, UnitStats]
     ) -> Breakdown:
@@ -193,6 +200,9 @@ class FamusSvScorer(Scorer[SvGold, dict[str, int]]):
 
     def aggregate(self, stats: Sequence[UnitStats]) -> dict[str, float]:
         return binary.binary_scores(stats)
+
+    def weighted_metric(self, stats: Sequence[UnitStats], metric: str) -> WeightedMetric:
+        return binary.weighted_metric(stats, metric)
 
     def breakdown(self, gold: SvGold, submission: dict[str, int], stats: Mapping[str, UnitStats]) -> Breakdown:
         # One row per instance says nothing a reader needs; frames group instances meaningfully.

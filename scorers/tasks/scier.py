@@ -59,7 +59,9 @@ from typing import Any, ClassVar
 
 from scorers.base import Breakdown, MetricSpec, OptionSpec, Scorer, UnitStats
 from scorers.errors import OptionsError
+from scorers.families import weighted
 from scorers.families.spans import SpanCounts, prf_metrics, sum_tables, sum_triples
+from scorers.families.weighted import WeightedMetric
 from scorers.registry import register
 from scorers.tasks import scier_format
 from scorers.tasks.limits import check_limit
@@ -114,6 +116,11 @@ class _SciERScorer(Scorer[SciERGold, SciERSubmission]):
             symmetric=scier_format.symmetric_labels(self.settings),
             limits=RowLimits.from_settings(self.settings),
         )
+
+    def weighted_metric(self, stats: Sequence[UnitStats], metric: str) -> WeightedMetric:
+        # Every metric is {counts}_{p,r,f1} of the [correct, predicted, gold] triple stored as {counts}.
+        counts, _, part = metric.rpartition("_")
+        return weighted.prf(part, *weighted.triples(stats, counts))
 
     def _counts(self, gold: SciERGold, submission: SciERSubmission) -> dict[str, SpanCounts]:
         """Per-document counts; without predicted entities, the gold ones stand in."""

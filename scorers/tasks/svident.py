@@ -58,8 +58,9 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from scorers.base import Breakdown, MetricSpec, OptionSpec, Scorer, UnitStats
 from scorers.errors import InvalidGold, OptionsError, Problem
-from scorers.families import classification, ranking
+from scorers.families import classification, ranking, weighted
 from scorers.families.averaging import nested_mean
+from scorers.families.weighted import WeightedMetric
 from scorers.registry import register
 from scorers.tasks import svident_format
 from scorers.tasks.limits import check_limit
@@ -111,6 +112,15 @@ class _SvIdentScorer(Scorer[SvIdentGold, S], Generic[S]):
 
     def aggregate(self, stats: Sequence[UnitStats]) -> dict[str, float]:
         return nested_mean(stats, self.metric_names(), AVERAGING_LEVELS[self.settings["average_by"]])
+
+    def stratum(self, unit: UnitStats) -> str | None:
+        # Averaged per language, then over languages: a resample keeps each language's number of groups.
+        return str(unit["language"]) if self.settings["average_by"] == "language" else None
+
+    def weighted_metric(self, stats: Sequence[UnitStats], metric: str) -> WeightedMetric:
+        levels = AVERAGING_LEVELS[self.settings["average_by"]]
+        keys = [tuple(s[level] for level in levels) for s in stats]
+        return weighted.nested_mean(weighted.unit_column(stats, metric), keys)
 
     def breakdown(self, gold: SvIdentGold, submission: S, stats: Mapping[str, UnitStats]) -> Breakdown:
         names = self.metric_names()

@@ -1,0 +1,204 @@
+"""Uncertainty benchmark: the cost of a submission's interval and of a board's paired comparisons.
+
+For each seed scorer, ``--units`` unit statistics shaped as that scorer stores them (SV-Ident groups in
+two languages, SciER and FAMuS documents, FAMuS instances) with varied values, then:
+
+* per submission: ``bootstrap_interval`` of the primary metric with ``--replicates`` replicates (expanded
+  BCa, the default, jackknife included), through the scorer's vectorized hook; and the same replicates
+  through the generic fallback (``aggregate`` on each replicate's repeated units, percentile only), which is
+  what a scorer without the hook costs;
+* per page: the neighbour comparisons of a board of ``--entries`` systems (paired approximate
+  randomization with ``--trials`` trials per pair, Holm, tied groups), all pairs computed (a cold board),
+  and the two pairs a newly ranked entry adds when the others are remembered.
+
+Times are medians of ``--repeat`` runs, wall seconds, in this process (single-threaded numpy).
+
+    .venv/bin/python bench/uncertainty_bench.py [--units 3000] [--replicates 1000] [--entries 30] [--write-results]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+if __package__ in (None, ""):  # run as a script
+    sys.path.insert(0, str(ROOT))
+
+from leaderboard.bootstrap import bootstrap_interval  # noqa: E402
+from leaderboard.significance import compare_neighbours, tied_groups  # noqa: E402
+from scorers import Scorer, get_scorer  # noqa: E402
+
+RESULTS = ROOT / "bench" / "RESULTS.md"
+HEADING = "## Uncertainty: intervals and comparisons (bench/uncertainty_bench.py)"
+Units = dict[str, dict[str, Any]]
+
+
+def _triple(rng: np.random.Generator, quality: float) -> list[int]:
+    gold, predicted = 1 + int(rng.poisson(8)), 1 + int(rng.poisson(7))
+    return [int(rng.binomial(min(gold, predicted), quality)), predicted, gold]
+
+
+def _svident(rng: np.random.Generator, i: int, quality: float, metrics: tuple[str, ...]) -> dict[str, Any]:
+    values = {m: float(np.clip(rng.beta(8 * quality, 8 * (1 - quality)), 0, 1)) for m in metrics}
+    return {"language": "de" if i % 3 else "en", "document": f"doc{i}", "sentences": 12, **values}
+
+
+def make_units(scorer: str, n: int, quality: float, seed: int) -> Units:
+    """``n`` units of ``scorer`` for a system of the given quality (0 to 1)."""
+    rng = np.random.default_rng(seed)
+    out: Units = {}
+    for i in range(n):
+        if scorer == "svident-detection":
+            unit = _svident(rng, i, quality, ("precision", "recall", "f1"))
+        elif scorer == "svident-disambiguation":
+            unit = _svident(rng, i, quality, ("map@1", "map@5", "map@10", "map@20", "r_precision"))
+        elif scorer == "scier-ere":
+            ner, rel = _triple(rng, quality), _triple(rng, quality)
+            plus = [min(rel[0], ner[0]), rel[1], rel[2]]
+            labels = {"USED-FOR": rel}
+            unit = {"ner": ner, "rel": rel, "rel_plus": plus, "ner_by_type": {"Method": ner}}
+            unit |= {"rel_by_label": labels, "rel_plus_by_label": {"USED-FOR": plus}}
+        elif scorer == "scier-re":
+            rel = _triple(rng, quality)
+            unit = {"re": rel, "re_by_label": {"USED-FOR": rel}}
+        elif scorer == "famus-cdae":
+            correct, predicted, gold = _triple(rng, quality)
+            soft = correct + float(rng.random()) * (min(predicted, gold) - correct)
+            sums = {"predicted": predicted, "gold": gold, "phi3": float(correct), "soft": soft}
+            unit = {**sums, "roles": {"Agent": dict(sums)}}
+        elif scorer == "famus-sv":
+            gold = int(rng.random() < 0.5)
+            unit = {"gold": gold, "predicted": gold if rng.random() < quality else 1 - gold}
+        else:
+            raise KeyError(scorer)
+        key = f"{unit['language']}/doc{i}" if "language" in unit else f"doc{i}"
+        out[key] = unit
+    return out
+
+
+SCORERS = ("svident-detection", "svident-disambiguation", "scier-ere", "scier-re", "famus-cdae", "famus-sv")
+
+
+class Fallback:
+    """A scorer without the vectorized hook: every replicate goes through ``aggregate``."""
+
+    def __init__(self, scorer: Scorer[Any, Any]) -> None:
+        self.scorer = scorer
+
+    def aggregate(self, stats: Any) -> dict[str, float]:
+        return self.scorer.aggregate(stats)
+
+    def stratum(self, unit: Any) -> str | None:
+        return self.scorer.stratum(unit)
+
+    def weighted_metric(self, stats: Any, metric: str) -> None:
+        return None
+
+
+def timed(function: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def measure(name: str, args: argparse.Namespace) -> str:
+    """One table row: the costs for one scorer."""
+    scorer = get_scorer(name)
+    metric = scorer.primary_metric
+    units = make_units(name, args.units, 0.6, 1)
+    vectorized = timed(lambda: bootstrap_interval(scorer, units, metric, replicates=args.replicates), args.repeat)
+    loop = float("nan")
+    if args.fallback:
+        slow = Fallback(scorer)
+        replicates = args.replicates
+        loop = timed(lambda: bootstrap_interval(slow, units, metric, replicates=replicates, method="percentile"), 1)
+    board = [(k, make_units(name, args.units, 0.7 - 0.004 * k, 100 + k)) for k in range(args.entries)]
+    comparisons: list[Any] = []
+
+    def cold() -> None:
+        comparisons[:] = compare_neighbours(scorer, board, metric, trials=args.trials)
+
+    page = timed(cold, args.repeat)
+    new_entry = timed(lambda: compare_neighbours(scorer, board[:3], metric, trials=args.trials), args.repeat)
+    groups = len(tied_groups([k for k, _ in board], comparisons))
+    return (
+        f"| {name} | {args.units:,} | {vectorized * 1000:.0f} ms | {loop:.2f} s | {page:.2f} s | "
+        f"{new_entry * 1000:.0f} ms | {groups} |"
+    )
+
+
+def run(args: argparse.Namespace) -> list[str]:
+    lines = [
+        "| scorer | units | interval (vectorized) | interval (fallback loop) | board of "
+        f"{args.entries}: all {args.entries - 1} pairs | one new entry: 2 pairs | tied groups found |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name in args.scorers:
+        lines.append(measure(name, args))
+        print(lines[-1], flush=True)
+    return lines
+
+
+def write_results(lines: list[str], args: argparse.Namespace, command: str) -> None:
+    load = os.getloadavg()[0]
+    section = "\n".join(
+        [
+            HEADING,
+            "",
+            f"Measured on {datetime.now(UTC):%Y-%m-%d}, nproc {os.cpu_count()}, Python {platform.python_version()}, "
+            f"numpy {np.__version__}, load average {load:.1f} at the start (the machine is shared with other work).",
+            "",
+            "```sh",
+            command,
+            "```",
+            "",
+            f"{args.replicates:,} bootstrap replicates per interval (expanded BCa with its jackknife; the fallback "
+            f"loop computes a percentile interval, without jackknife), {args.trials:,} permutation trials per "
+            f"compared pair; medians of {args.repeat} runs, wall time in one process.",
+            "",
+            *lines,
+            "",
+        ]
+    )
+    text = RESULTS.read_text()
+    if HEADING in text:
+        start = text.index(HEADING)
+        end = text.find("\n## ", start + len(HEADING))
+        text = text[:start] + section + (text[end + 1 :] if end != -1 else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    RESULTS.write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--units", type=int, default=3000)
+    parser.add_argument("--replicates", type=int, default=1000)
+    parser.add_argument("--entries", type=int, default=30)
+    parser.add_argument("--trials", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--scorers", type=lambda s: s.split(","), default=list(SCORERS))
+    parser.add_argument("--no-fallback", dest="fallback", action="store_false", help="skip the slow generic loop")
+    parser.add_argument("--write-results", action="store_true")
+    args = parser.parse_args()
+    lines = run(args)
+    if args.write_results:
+        write_results(lines, args, ".venv/bin/python bench/uncertainty_bench.py " + " ".join(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()

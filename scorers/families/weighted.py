@@ -1,0 +1,138 @@
+"""Metrics of many weightings of the same units at once: the vectorized path of intervals and comparisons.
+
+A replicate (a bootstrap resample, a jackknife leave-one-out, a system of a paired permutation test)
+is a weighting of a score's units: ``weights[r, i]`` is how many times unit ``i`` counts in replicate
+``r``. Every aggregation of the seed scorers is a function of weighted column sums: micro metrics
+divide sums of counts, nested means divide sums of values by sums of counts, part by part, then average
+the parts. So a ``WeightedMetric`` holds per-unit ``columns`` and a ``finish`` that turns the sums of a
+replicate into the metric, and one matrix product gives a thousand replicates, where calling ``aggregate``
+on a thousand lists of repeated units costs about a second at 3,000 units. Because the sums are linear in
+the weights, callers can also take shortcuts (a leave-one-out is the total minus one row).
+
+``finish`` returns NaN where the metric is undefined on a replicate (all its denominators are zero), where
+the scorers' ``aggregate`` reports 0 by the tasks' convention: a replicate that measures nothing must not
+count as a score of 0 in an interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class WeightedMetric:
+    """A metric as ``finish(weights @ columns)``: ``columns`` is (units x k), ``finish`` maps sums to values."""
+
+    columns: Array
+    finish: Callable[[Array], Array]
+
+    def __call__(self, weights: Array) -> Array:
+        return self.finish(np.asarray(weights, dtype=np.float64) @ self.columns)
+
+
+def column(values: Sequence[float] | Array) -> Array:
+    """Per-unit values as a float column."""
+    return np.asarray(values, dtype=np.float64)
+
+
+def _divide(numerator: Array, denominator: Array) -> Array:
+    out = np.full(len(numerator), np.nan)
+    np.divide(numerator, denominator, out=out, where=denominator > 0)
+    return out
+
+
+def ratio(numerator: Sequence[float] | Array, denominator: Sequence[float] | Array) -> WeightedMetric:
+    """``sum(w * numerator) / sum(w * denominator)`` per replicate; NaN where the denominator sums to 0."""
+    return WeightedMetric(
+        np.stack([column(numerator), column(denominator)], axis=1), lambda sums: _divide(sums[:, 0], sums[:, 1])
+    )
+
+
+def prf(
+    part: str, correct: Sequence[float] | Array, predicted: Sequence[float] | Array, gold: Sequence[float] | Array
+) -> WeightedMetric:
+    """Micro precision (``p``), recall (``r``) or F1 (``f1``) from per-unit counts.
+
+    F1 is ``2 * correct / (predicted + gold)``, equal to ``2PR / (P + R)`` wherever that is defined, and
+    also defined (as 0) when one of P and R is not; it is undefined only when nothing was predicted and
+    nothing was to be found.
+    """
+    if part == "p":
+        return ratio(correct, predicted)
+    if part == "r":
+        return ratio(correct, gold)
+    if part == "f1":
+        return ratio(2 * column(correct), column(predicted) + column(gold))
+    raise KeyError(f"no micro metric part {part!r} (p, r or f1)")
+
+
+def triples(stats: Sequence[Mapping[str, Any]], key: str) -> tuple[Array, Array, Array]:
+    """The correct, predicted and gold columns of units holding ``[correct, predicted, gold]`` under ``key``."""
+    table = np.asarray([s[key] for s in stats], dtype=np.float64).reshape(len(stats), 3)
+    return table[:, 0], table[:, 1], table[:, 2]
+
+
+def unit_column(stats: Sequence[Mapping[str, Any]], key: str) -> list[float]:
+    """``float(stats[i][key])`` for every unit."""
+    return [float(s[key]) for s in stats]
+
+
+def nested_mean(values: Sequence[float], keys: Sequence[Sequence[Hashable]]) -> WeightedMetric:
+    """The weighted counterpart of ``averaging.nested_mean`` for one metric.
+
+    ``keys[i]`` lists unit ``i``'s key at each level, outermost first (``("de",)`` to average per
+    language, then over languages; ``()`` for a plain mean). A part whose units all have weight 0 is
+    absent from its replicate, as a language missing from a resample is absent from ``nested_mean``.
+    """
+    depth = len(keys[0]) if len(keys) else 0
+    if any(len(k) != depth for k in keys):
+        raise ValueError("every unit needs a key at every level")
+    leaves: dict[tuple[Hashable, ...], int] = {}
+    leaf_of = np.asarray([leaves.setdefault(tuple(k), len(leaves)) for k in keys], dtype=np.intp)
+    x = column(values)
+    # Two columns per leaf part: the weighted sum of its values and its weighted count.
+    columns = np.zeros((len(x), 2 * max(1, len(leaves))))
+    columns[np.arange(len(x)), 2 * leaf_of] = x
+    columns[np.arange(len(x)), 2 * leaf_of + 1] = 1.0
+    tree = _tree(list(leaves), 0, depth)
+
+    def finish(sums: Array) -> Array:
+        return _mean_of(tree, _divide_columns(sums[:, 0::2], sums[:, 1::2]))
+
+    return WeightedMetric(columns, finish)
+
+
+Tree = int | list["Tree"]
+
+
+def _tree(paths: list[tuple[Hashable, ...]], level: int, depth: int, chosen: list[int] | None = None) -> Tree:
+    """The leaf numbers nested by key, level by level (a leaf number where ``level == depth``)."""
+    members = chosen if chosen is not None else list(range(len(paths)))
+    if level == depth:
+        return members[0]
+    parts: dict[Hashable, list[int]] = {}
+    for leaf in members:
+        parts.setdefault(paths[leaf][level], []).append(leaf)
+    return [_tree(paths, level + 1, depth, part) for part in parts.values()]
+
+
+def _divide_columns(numerator: Array, denominator: Array) -> Array:
+    out = np.full(numerator.shape, np.nan)
+    np.divide(numerator, denominator, out=out, where=denominator > 0)
+    return out
+
+
+def _mean_of(tree: Tree, leaf_means: Array) -> Array:
+    """The plain mean over the parts present (not NaN) in each row, level by level; NaN if none is."""
+    if isinstance(tree, int):
+        return leaf_means[:, tree]
+    parts = np.stack([_mean_of(child, leaf_means) for child in tree], axis=1)
+    present = ~np.isnan(parts)
+    return _divide(np.where(present, parts, 0.0).sum(axis=1), present.sum(axis=1).astype(np.float64))
