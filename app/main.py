@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app.config import Settings
+from app.services.boards.cache import BoardCache
 from app.services.jobs.kinds import JobContext
 from app.services.scoring.gold import GoldCache
 from app.storage.db import Database
@@ -29,9 +30,8 @@ VERSION = "0.1.0"
 
 def create_app(settings: Settings) -> FastAPI:
     """A ready-to-serve app on ``settings`` (the database must be migrated already)."""
-    state = AppState(
-        settings=settings, db=Database(settings.database_url), gold_cache=GoldCache(settings.gold_cache_size)
-    )
+    db = Database(settings.database_url)
+    state = AppState(settings=settings, db=db, gold_cache=GoldCache(settings.gold_cache_size), boards=BoardCache(db))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

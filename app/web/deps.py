@@ -50,6 +50,11 @@ def get_session(request: Request, state: StateDep) -> Iterator[Session]:
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 
 
+def client_address(request: Request) -> str:
+    """The address the request came from (what login throttling counts per client)."""
+    return request.client.host if request.client else "unknown"
+
+
 def get_optional_user(
     state: StateDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 ) -> User | None:

@@ -7,6 +7,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
+from app.services.boards.snapshot import BoardSnapshot
+from leaderboard.ranking import Entry
+
 #: Text a client sends: anything but NUL, which no text column holds (PostgreSQL refuses it).
 Text = Annotated[str, Field(pattern=r"^[^\x00]*$")]
 
@@ -175,6 +178,21 @@ class EntryOut(BaseModel):
     submission_id: int
     scored_submissions: int
 
+    @classmethod
+    def of(cls, entry: Entry) -> EntryOut:
+        c = entry.candidate
+        return cls(
+            rank=entry.rank,
+            team=c.team,
+            system=c.system,
+            metrics=dict(c.metrics or {}),
+            columns={dim: dict(rows) for dim, rows in c.columns.items()},
+            baseline=c.baseline,
+            submitted_at=c.submitted_at,
+            submission_id=c.submission_id,
+            scored_submissions=entry.scored_submissions,
+        )
+
 
 class LeaderboardOut(BaseModel):
     competition: str
@@ -186,6 +204,25 @@ class LeaderboardOut(BaseModel):
     selection: str
     hidden: bool = Field(description="true while the phase's numbers are for organizers only")
     entries: list[EntryOut]
+
+    @classmethod
+    def of(cls, snapshot: BoardSnapshot) -> LeaderboardOut:
+        """The snapshot's ranking as the API answers it (entries only where its viewers may see numbers)."""
+        facts, described = snapshot.facts, snapshot.description
+        return cls(
+            competition=facts.competition,
+            task=facts.task,
+            phase=facts.phase,
+            scorer=described["name"],
+            primary_metric=snapshot.rules.primary,
+            metrics=[
+                MetricOut(name=m["name"], meaning=m["meaning"], higher_is_better=m["higher_is_better"])
+                for m in described["metrics"]
+            ],
+            selection=facts.selection,
+            hidden=not facts.metrics_public,
+            entries=[EntryOut.of(entry) for entry in snapshot.entries],
+        )
 
 
 class UserCreate(BaseModel):

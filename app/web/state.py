@@ -1,11 +1,14 @@
-"""What the application holds for its lifetime: settings, database, gold cache and job queue."""
+"""What the application holds for its lifetime: settings, database, the caches (parsed gold,
+leaderboards), the login throttle and the job queue."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from app.config import Settings
+from app.services.accounts.throttle import LoginThrottle
+from app.services.boards.cache import BoardCache
 from app.services.jobs.kinds import JobQueue
 from app.services.scoring.gold import GoldCache
 from app.services.submissions.limits import Limits
@@ -27,6 +30,9 @@ class AppState:
     settings: Settings
     db: Database
     gold_cache: GoldCache
+    #: The leaderboards, as pages, exports and the JSON API read them.
+    boards: BoardCache
+    throttle: LoginThrottle = field(default_factory=LoginThrottle)
     #: Where committed jobs go; ``None`` until a pool is started (jobs then wait in the database).
     queue: JobQueue | None = None
     #: The broker of the distributed mode; ``None`` in the embedded mode.

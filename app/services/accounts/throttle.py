@@ -20,8 +20,11 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
-from app.services.errors import ServiceError
+from app.services.errors import NotAuthenticated, ServiceError
+
+T = TypeVar("T")
 
 
 class LoginThrottled(ServiceError):
@@ -129,3 +132,16 @@ class LoginThrottle:
         not unlock guessing at others from the same place)."""
         with self._lock:
             self._names.failures.pop(name.casefold(), None)
+
+    def attempt(self, name: str, address: str, login: Callable[[], T]) -> T:
+        """``login()`` (the password check) unless the name or the address is locked: a
+        ``NotAuthenticated`` it raises counts as a failure, a success clears the name's failures.
+        The login page and ``POST /api/v1/tokens`` both go through here, with the same counters."""
+        self.check(name, address)
+        try:
+            result = login()
+        except NotAuthenticated:
+            self.failed(name, address)
+            raise
+        self.succeeded(name)
+        return result

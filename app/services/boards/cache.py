@@ -1,9 +1,10 @@
-"""Leaderboards cached per phase and per class of viewer, dropped as soon as a result changes.
+"""Leaderboards cached per phase and per class of viewer, dropped as soon as a result changes: the
+one way pages, exports and the JSON API read a leaderboard.
 
 Ranking a phase with thousands of submissions takes most of a second; serving the same bytes again
-takes microseconds. A ``BoardSnapshot`` is what ``app.services.boards.standings`` computes (the
-candidates, ranked with the phase's rules, numbers only where the viewer may see them), plus what
-pages and exports derive from it (JSON, CSV, a chart), each made once per snapshot.
+takes microseconds. The cache holds ``BoardSnapshot``s (``app.services.boards.snapshot``), each
+computed once on a miss, with what pages, exports and the API derive from it made once per snapshot.
+The application holds one cache (``AppState.boards``).
 
 When a snapshot is stale (see ``app.services.boards.staleness``):
 
@@ -28,149 +29,18 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Literal, cast
+from collections.abc import Iterator
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.services.accounts.access import is_organizer
-from app.services.boards import standings
+from app.services.boards.snapshot import BoardSnapshot, PhaseRef, Viewers, compute_snapshot
 from app.services.boards.staleness import fingerprint, generation
 from app.services.competitions import catalog
 from app.services.errors import NotFound
 from app.storage.db import Database
-from app.storage.models import Competition, Phase, User
-from leaderboard.ranking import Candidate, Entry, Rules, Selection, rank
-from scorers import scorer_class
-
-PhaseRef = tuple[str, str, str]
-Viewers = Literal["public", "organizers"]
-
-# -- snapshots ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PhaseFacts:
-    """The phase as a leaderboard page shows it, as plain values (usable after the session closed)."""
-
-    id: int
-    competition_id: int
-    competition: str
-    competition_title: str
-    task: str
-    task_title: str
-    phase: str
-    phase_title: str
-    description: str
-    selection: str
-    visibility: str
-    revealed_at: datetime | None
-    starts_at: datetime | None
-    ends_at: datetime | None
-
-    @property
-    def ref(self) -> PhaseRef:
-        return (self.competition, self.task, self.phase)
-
-    @property
-    def metrics_public(self) -> bool:
-        return self.visibility == "public" or self.revealed_at is not None
-
-    def state(self, now: datetime) -> str:
-        """upcoming, open or closed at ``now`` (``catalog.phase_state`` reads only the two times)."""
-        return catalog.phase_state(cast(Phase, self), now)
-
-    @classmethod
-    def of(cls, phase: Phase) -> PhaseFacts:
-        task = phase.task
-        competition = task.competition
-        return cls(
-            id=phase.id,
-            competition_id=competition.id,
-            competition=competition.slug,
-            competition_title=competition.title,
-            task=task.slug,
-            task_title=task.title,
-            phase=phase.slug,
-            phase_title=phase.title,
-            description=phase.description,
-            selection=phase.selection,
-            visibility=phase.visibility,
-            revealed_at=phase.revealed_at,
-            starts_at=phase.starts_at,
-            ends_at=phase.ends_at,
-        )
-
-
-@dataclass
-class BoardSnapshot:
-    """A phase's ranked leaderboard as one class of viewer sees it, at one generation."""
-
-    facts: PhaseFacts
-    viewers: Viewers
-    #: ``True`` when this class of viewer may not see the phase's numbers (then nothing is ranked).
-    hidden: bool
-    description: dict[str, Any]
-    rules: Rules
-    entries: tuple[Entry, ...]
-    #: Every candidate with numbers this class may see (the chart of scores over time uses them).
-    candidates: tuple[Candidate, ...]
-    generation: int
-    #: ``board_changes.fingerprint`` of the phase, read before the candidates.
-    fingerprint: tuple[Any, ...]
-    made_at: float
-    #: When the fingerprint was last found unchanged (``time.monotonic()``).
-    checked_at: float
-    _derived: dict[str, Any] = field(default_factory=dict, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def derived(self, name: str, build: Callable[[], Any]) -> Any:
-        """``build()``, made once per snapshot (an export's bytes, a chart, a rendered table)."""
-        try:
-            return self._derived[name]
-        except KeyError:
-            pass
-        with self._lock:
-            if name not in self._derived:
-                self._derived[name] = build()
-            return self._derived[name]
-
-    def peek(self, name: str) -> Any | None:
-        """What ``derived`` made under ``name``, or ``None`` if it was not made yet."""
-        return self._derived.get(name)
-
-    def entry_for(self, submission_id: int) -> Entry | None:
-        """The entry whose counting submission this is, if any."""
-        return next((e for e in self.entries if e.candidate.submission_id == submission_id), None)
-
-
-def compute_snapshot(session: Session, phase: Phase, viewers: Viewers, generation_at_start: int) -> BoardSnapshot:
-    """Rank the phase as ``viewers`` see it (the numbers and rules of ``app.services.boards.standings``)."""
-    seen = fingerprint(session, phase.id)
-    described = scorer_class(phase.task.scorer).describe()
-    rules = Rules.from_description(described, select=cast(Selection, phase.selection))
-    hidden = viewers == "public" and not phase.metrics_public
-    now = time.monotonic()
-    found: list[Candidate] = []
-    if not hidden:
-        breakdowns = tuple(described.get("leaderboard_breakdowns", ()))
-        found = standings.candidates(session, phase, with_columns=breakdowns)
-    return BoardSnapshot(
-        facts=PhaseFacts.of(phase),
-        viewers=viewers,
-        hidden=hidden,
-        description=described,
-        rules=rules,
-        entries=tuple(rank(found, rules)),
-        candidates=tuple(c for c in found if c.rankable),
-        generation=generation_at_start,
-        fingerprint=seen,
-        made_at=now,
-        checked_at=now,
-    )
+from app.storage.models import Competition, User
 
 
 class BoardCache:
@@ -250,7 +120,13 @@ class BoardCache:
                     assert snapshot is not None
                     snapshot.checked_at = time.monotonic()
                     return snapshot
-                phase = catalog.get_phase(session, *ref)
+                try:
+                    phase = catalog.get_phase(session, *ref)
+                except NotFound:  # keep no lock for an address that names no phase
+                    with self._guard:
+                        if key not in self._snapshots:
+                            self._locks.pop(key, None)
+                    raise
                 snapshot = compute_snapshot(session, phase, viewers, at_start)
             self._snapshots[key] = snapshot
             return snapshot
@@ -264,15 +140,6 @@ class BoardCache:
         with self.db.session(read_only=True) as session:
             viewers = self.viewers_of(session, viewer, ref[0])
         return self.get(ref, viewers)
-
-    def api_leaderboard(self, session: Session, viewer: User | None, phase: Phase) -> dict[str, Any]:
-        """``standings.leaderboard(session, viewer, phase)``, computed once per snapshot: what the
-        JSON API answers is the same for every viewer of one class."""
-        task = phase.task
-        ref = (task.competition.slug, task.slug, phase.slug)
-        snapshot = self.get(ref, self.viewers_of(session, viewer, ref[0]))
-        board: dict[str, Any] = snapshot.derived("api", lambda: standings.leaderboard(session, viewer, phase))
-        return board
 
     def snapshots(self) -> Iterator[BoardSnapshot]:
         """Every snapshot held now (for tests and diagnostics)."""

@@ -1,27 +1,19 @@
-"""A phase's leaderboard, computed from the stored scores with ``leaderboard.ranking``.
+"""A phase's submissions as the ranking sees them: each with its newest score, read from the database.
 
-Nothing is stored: each call reads the phase's submissions with their newest score and ranks them
-by the task scorer's metrics and the phase's selection rule. A submission being rescored keeps its
-previous score until the new one lands; a failed one is never ranked. In a hidden phase nobody but
-its organizers sees numbers, so the public leaderboard is empty until the phase is revealed.
+Nothing about a ranking is stored: ``app.services.boards.snapshot`` ranks these candidates by the
+task scorer's metrics and the phase's selection rule. A submission being rescored keeps its
+previous score until the new one lands; a failed one is never ranked.
 """
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.services.accounts.access import is_organizer
-from app.storage.models import Phase, Score, Submission, Team, User
-from leaderboard.ranking import Candidate, Rules, Selection, rank
-from scorers import scorer_class
-
-
-def _rules(phase: Phase) -> tuple[Rules, dict[str, Any]]:
-    described = scorer_class(phase.task.scorer).describe()
-    return Rules.from_description(described, select=cast(Selection, phase.selection)), described
+from app.storage.models import Phase, Score, Submission, SubmissionStatus, Team
+from leaderboard.ranking import Candidate
 
 
 def _baseline_system(name: str | None, version: str | None) -> str:
@@ -63,7 +55,9 @@ def candidates(session: Session, phase: Phase, *, with_columns: tuple[str, ...] 
     out = []
     for row in session.execute(query):
         metrics = row.metrics
-        ranked_status = "scored" if metrics is not None and row.status != "failed" else row.status
+        ranked_status = (
+            SubmissionStatus.SCORED if metrics is not None and row.status != SubmissionStatus.FAILED else row.status
+        )
         columns = {}
         if with_columns and metrics is not None:
             breakdown = row.breakdown or {}
@@ -84,42 +78,3 @@ def candidates(session: Session, phase: Phase, *, with_columns: tuple[str, ...] 
             )
         )
     return out
-
-
-def leaderboard(session: Session, viewer: User | None, phase: Phase) -> dict[str, Any]:
-    """The phase's leaderboard as plain data for the JSON API."""
-    rules, described = _rules(phase)
-    task = phase.task
-    visible = phase.metrics_public or is_organizer(session, viewer, task.competition_id)
-    entries = []
-    if visible:
-        breakdowns = tuple(described.get("leaderboard_breakdowns", ()))
-        for entry in rank(candidates(session, phase, with_columns=breakdowns), rules):
-            c = entry.candidate
-            entries.append(
-                {
-                    "rank": entry.rank,
-                    "team": c.team,
-                    "system": c.system,
-                    "metrics": dict(c.metrics or {}),
-                    "columns": {dim: dict(rows) for dim, rows in c.columns.items()},
-                    "baseline": c.baseline,
-                    "submitted_at": c.submitted_at,
-                    "submission_id": c.submission_id,
-                    "scored_submissions": entry.scored_submissions,
-                }
-            )
-    return {
-        "competition": task.competition.slug,
-        "task": task.slug,
-        "phase": phase.slug,
-        "scorer": described["name"],
-        "primary_metric": rules.primary,
-        "metrics": [
-            {"name": m["name"], "meaning": m["meaning"], "higher_is_better": m["higher_is_better"]}
-            for m in described["metrics"]
-        ],
-        "selection": phase.selection,
-        "hidden": not phase.metrics_public,
-        "entries": entries,
-    }

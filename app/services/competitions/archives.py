@@ -21,7 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.services.accounts.access import require_organizer
-from app.services.boards.cache import compute_snapshot
+from app.services.boards.snapshot import compute_snapshot
 from app.services.boards.staleness import generation
 from app.services.submissions.results import current_scores, describe
 from app.storage.blobs import read_blob

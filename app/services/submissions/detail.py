@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session
 
 from app.services.accounts.access import is_organizer
 from app.services.accounts.teams import team_of
-from app.services.boards.cache import BoardCache, PhaseRef
+from app.services.boards.cache import BoardCache
+from app.services.boards.snapshot import PhaseRef
 from app.services.errors import NotFound
 from app.services.submissions import results
 from app.storage.models import Phase, Submission, Team, User

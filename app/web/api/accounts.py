@@ -9,10 +9,9 @@ from starlette.status import HTTP_201_CREATED
 
 from app.services.accounts import teams, users
 from app.services.competitions import catalog
-from app.services.errors import Forbidden, NotAuthenticated, NotFound
+from app.services.errors import Forbidden, NotFound
 from app.storage.models import Team, User
-from app.web.deps import CurrentUser, SessionDep, StateDep
-from app.web.pages.render import get_pages
+from app.web.deps import CurrentUser, SessionDep, StateDep, client_address
 from app.web.schemas import ErrorOut, TeamCreate, TeamJoin, TeamOut, TokenCreate, TokenOut, UserCreate, UserOut
 
 router = APIRouter(tags=["accounts"])
@@ -51,18 +50,11 @@ def register(body: UserCreate, session: SessionDep, state: StateDep) -> dict[str
     response_model=TokenOut,
     responses={401: {"model": ErrorOut}, 429: {"model": ErrorOut}},
 )
-def create_token(body: TokenCreate, request: Request, session: SessionDep) -> dict[str, str]:
+def create_token(body: TokenCreate, request: Request, state: StateDep, session: SessionDep) -> dict[str, str]:
     """Exchange a user name and password for an API token (shown only in this answer). Throttled like
     the login page, with the same counters, so the API is no way around the page's limit."""
-    throttle = get_pages(request).throttle
-    address = request.client.host if request.client else "unknown"
-    throttle.check(body.name, address)
-    try:
-        user = users.authenticate(session, body.name, body.password)
-    except NotAuthenticated:
-        throttle.failed(body.name, address)
-        raise
-    throttle.succeeded(body.name)
+    address = client_address(request)
+    user = state.throttle.attempt(body.name, address, lambda: users.authenticate(session, body.name, body.password))
     return {"token": users.issue_token(session, user, body.label), "user": user.name}
 
 

@@ -1,15 +1,11 @@
-"""Leaderboards (public, no login) and revealing a hidden phase."""
+"""Leaderboards (public, no login) and revealing a hidden phase, both read from the leaderboard cache."""
 
 from __future__ import annotations
 
-from typing import Any
+from fastapi import APIRouter
 
-from fastapi import APIRouter, Request
-
-from app.services.boards import standings
 from app.services.competitions import catalog
-from app.web.deps import CurrentUser, OptionalUser, SessionDep
-from app.web.pages.render import get_pages
+from app.web.deps import CurrentUser, OptionalUser, SessionDep, StateDep
 from app.web.schemas import LeaderboardOut
 
 router = APIRouter(tags=["leaderboards"])
@@ -18,20 +14,23 @@ PHASE = "/competitions/{competition}/tasks/{task}/phases/{phase}"
 
 
 @router.get(PHASE + "/leaderboard", response_model=LeaderboardOut)
-def leaderboard(
-    competition: str, task: str, phase: str, request: Request, session: SessionDep, user: OptionalUser
-) -> dict[str, Any]:
+def leaderboard(competition: str, task: str, phase: str, state: StateDep, user: OptionalUser) -> LeaderboardOut:
     """The phase's ranking: one entry per team (and per baseline), best first. Empty for everyone but
     the organizers while the phase is hidden."""
-    found = catalog.get_phase(session, competition, task, phase)
     # Served from the same per-phase cache as the pages: ranking every submission on each request
     # would let anyone keep the server busy; the cache drops a copy as soon as a score lands.
-    return get_pages(request).boards.api_leaderboard(session, user, found)
+    snapshot = state.boards.for_viewer((competition, task, phase), user)
+    board: LeaderboardOut = snapshot.derived("api", lambda: LeaderboardOut.of(snapshot))
+    return board
 
 
 @router.post(PHASE + "/reveal", response_model=LeaderboardOut)
-def reveal(competition: str, task: str, phase: str, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
+def reveal(
+    competition: str, task: str, phase: str, state: StateDep, session: SessionDep, user: CurrentUser
+) -> LeaderboardOut:
     """Make a hidden phase's results public (organizers); answers with the now public leaderboard."""
-    found = catalog.get_phase(session, competition, task, phase)
-    catalog.reveal_phase(session, user, found)
-    return standings.leaderboard(session, None, found)
+    catalog.reveal_phase(session, user, catalog.get_phase(session, competition, task, phase))
+    session.commit()  # the cache recomputes the public board from what is committed
+    snapshot = state.boards.get((competition, task, phase), "public")
+    board: LeaderboardOut = snapshot.derived("api", lambda: LeaderboardOut.of(snapshot))
+    return board

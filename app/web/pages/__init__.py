@@ -9,8 +9,6 @@ from __future__ import annotations
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from app.services.accounts.throttle import LoginThrottle
-from app.services.boards.cache import BoardCache
 from app.web import sessions
 from app.web.pages import accounts, organize, participate, public
 from app.web.pages.render import STATIC, Pages, make_environment
@@ -18,8 +16,8 @@ from app.web.state import AppState
 
 
 def install(app: FastAPI, state: AppState) -> Pages:
-    """Serve the pages from ``app``; returns what they hold (the leaderboard cache among it)."""
-    pages = Pages(state=state, env=make_environment(), boards=BoardCache(state.db), throttle=LoginThrottle())
+    """Serve the pages from ``app``; returns what they hold."""
+    pages = Pages(state=state, env=make_environment())
     app.state.pages = pages
     sessions.install(app, state.settings)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

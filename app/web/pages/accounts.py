@@ -14,7 +14,7 @@ from app.services.errors import Forbidden, NotAuthenticated, ServiceError
 from app.storage.models import User
 from app.web import sessions
 from app.web.csrf import require_csrf
-from app.web.deps import SessionDep
+from app.web.deps import SessionDep, client_address
 from app.web.pages import urls
 from app.web.pages.render import PageRoute, get_pages, redirect, render
 from app.web.sessions import LoggedIn, Viewer
@@ -22,10 +22,6 @@ from app.web.sessions import LoggedIn, Viewer
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 CSRF = [Depends(require_csrf)]
 FormText = Annotated[str, Form()]
-
-
-def _client(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
 
 
 @router.get("/login")
@@ -39,19 +35,15 @@ def login(
     request: Request, session: SessionDep, name: FormText = "", password: FormText = "", next: FormText = ""
 ) -> Response:
     """Check the password (unless the name or the address is throttled) and start a session."""
-    throttle = get_pages(request).throttle
-    address = _client(request)
+    throttle = get_pages(request).state.throttle
     context = {"next": urls.safe_next(next), "name": name}
     try:
-        throttle.check(name, address)
-        user = users.authenticate(session, name, password)
+        user = throttle.attempt(name, client_address(request), lambda: users.authenticate(session, name, password))
     except LoginThrottled as exc:
         headers = {"Retry-After": str(exc.retry_after)}
         return render(request, "login.html", {**context, "error": exc}, viewer=None, status=429, headers=headers)
     except NotAuthenticated as exc:
-        throttle.failed(name, address)
         return render(request, "login.html", {**context, "error": exc}, viewer=None, status=401)
-    throttle.succeeded(name)
     sessions.log_in(request, user)
     return redirect(urls.safe_next(next))
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.services.boards.cache import BoardSnapshot
+from app.services.boards.snapshot import BoardSnapshot
 from app.services.submissions.results import current_scores
 from app.storage.types import utcnow
 from leaderboard.exports import documents_csv, documents_json, leaderboard_csv, leaderboard_json

@@ -106,7 +106,7 @@ def everything(
 @router.post("/submissions/{submission_id}/rescore", dependencies=CSRF)
 def rescore(submission_id: RowId, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
     changes.rescore(session, viewer, submission_id)
-    view = view_submission(session, viewer, submission_id, get_pages(request).boards)
+    view = view_submission(session, viewer, submission_id, get_pages(request).state.boards)
     sessions.flash(request, f"Submission {submission_id} is queued for scoring again.")
     return redirect(urls.submission(view.record["id"]))
 

@@ -168,7 +168,7 @@ def my_submissions(
 
 
 def _view(request: Request, session: Session, viewer: User | None, submission_id: int) -> SubmissionView:
-    return view_submission(session, viewer, submission_id, get_pages(request).boards)
+    return view_submission(session, viewer, submission_id, get_pages(request).state.boards)
 
 
 def _document_scores(view: SubmissionView) -> dict[str, float]:

@@ -11,7 +11,7 @@ from fastapi.concurrency import run_in_threadpool
 from markupsafe import Markup
 from sqlalchemy.orm import Session
 
-from app.services.boards.cache import BoardSnapshot
+from app.services.boards.snapshot import BoardSnapshot
 from app.services.competitions import catalog
 from app.services.errors import NotFound
 from app.storage.models import User
@@ -61,11 +61,11 @@ async def _snapshot(request: Request, ref: tuple[str, str, str]) -> tuple[BoardS
     changed) needs neither the database nor a worker thread; anything else is looked up in a thread."""
     pages = get_pages(request)
     if sessions.USER_KEY not in request.session:
-        snapshot = pages.boards.peek(ref, "public")
+        snapshot = pages.state.boards.peek(ref, "public")
         if snapshot is not None:
             return snapshot, None
     viewer = await run_in_threadpool(sessions.get_viewer, request, pages.state)
-    return await run_in_threadpool(pages.boards.for_viewer, ref, viewer), viewer
+    return await run_in_threadpool(pages.state.boards.for_viewer, ref, viewer), viewer
 
 
 @router.get("/c/{competition}/{task}/{phase}")

@@ -21,8 +21,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.routing import APIRoute
 from markupsafe import Markup
 
-from app.services.accounts.throttle import LoginThrottle, LoginThrottled
-from app.services.boards.cache import BoardCache
+from app.services.accounts.throttle import LoginThrottled
 from app.services.competitions.markdown import render_markdown
 from app.services.errors import QuotaExhausted, ServiceError
 from app.storage.models import User
@@ -56,8 +55,6 @@ class Pages:
 
     state: AppState
     env: jinja2.Environment
-    boards: BoardCache
-    throttle: LoginThrottle
 
 
 def get_pages(request: Request) -> Pages:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from sqlalchemy import insert, update
 
 from app.config import Settings
 from app.services.accounts.users import find_user
-from app.services.boards import standings
 from app.services.boards.cache import BoardCache
 from app.services.competitions import catalog
+from app.services.errors import NotFound
 from app.services.jobs.kinds import JobContext
 from app.services.scoring.gold import GoldCache
 from app.services.scoring.job import score_submission
@@ -135,13 +136,10 @@ def test_what_no_fingerprint_sees_shows_after_max_age(db: Database, labels: type
     assert [e.candidate.team for e in aged.get(REF, "public").entries] == ["Ada Lab"]
 
 
-def test_the_api_answer_is_made_once_per_snapshot(db: Database, labels: type[LabelScorer]) -> None:
+def test_an_address_that_names_no_phase_leaves_nothing_behind(db: Database, labels: type[LabelScorer]) -> None:
     setup(db)
-    score(db, upload(db, HALF))
-    cache = BoardCache(db, check_every=3600)
-    with db.session(read_only=True) as session:
-        phase = catalog.get_phase(session, *REF)
-        first = cache.api_leaderboard(session, None, phase)
-        assert first == standings.leaderboard(session, None, phase)
-        assert cache.api_leaderboard(session, None, phase) is first
-    assert [(e["rank"], e["team"], e["metrics"]) for e in first["entries"]] == [(1, "ada", {"accuracy": 0.5})]
+    cache = BoardCache(db)
+    for n in range(3):
+        with pytest.raises(NotFound, match="has no phase"):
+            cache.get(("comp", "labels", f"nothing-{n}"), "public")
+    assert cache._locks == {} and list(cache.snapshots()) == []

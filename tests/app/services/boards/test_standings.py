@@ -9,7 +9,7 @@ from sqlalchemy import update
 
 from app.config import Settings
 from app.services.accounts.users import find_user
-from app.services.boards import standings
+from app.services.boards.cache import BoardCache
 from app.services.competitions import catalog
 from app.services.jobs.kinds import JobContext
 from app.services.scoring.gold import GoldCache
@@ -19,6 +19,7 @@ from app.services.submissions.limits import Limits
 from app.storage.db import Database
 from app.storage.models import Score, Submission
 from app.storage.types import utcnow
+from app.web.schemas import LeaderboardOut
 from tests.app.builders import GOLD, HALF, PERFECT, as_bytes, make_competition, make_user, phase_spec
 from tests.app.labels_scorer import LabelScorer
 
@@ -55,9 +56,11 @@ def scored(db: Database, user: str, run: dict[str, str], minutes: int, method: s
 
 
 def board(db: Database, viewer: str | None = None) -> dict[str, Any]:
+    """The leaderboard as the JSON API answers ``viewer``: read through the cache, shaped by the schema."""
     with db.session() as session:
         user = find_user(session, viewer) if viewer else None
-        return standings.leaderboard(session, user, catalog.get_phase(session, "comp", "labels", "dev"))
+    snapshot = BoardCache(db).for_viewer(("comp", "labels", "dev"), user)
+    return LeaderboardOut.of(snapshot).model_dump()
 
 
 def ranking(db: Database, viewer: str | None = None) -> list[tuple[int, str, float]]:

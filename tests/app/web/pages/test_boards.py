@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from app.services.boards.cache import BoardSnapshot, PhaseFacts
+from app.services.boards.snapshot import BoardSnapshot, PhaseFacts
 from app.web.pages.boards import board_view
 from leaderboard.ranking import Candidate, Rules, rank
 

@@ -1,0 +1,151 @@
+"""A phase's ranked leaderboard as one class of viewer sees it, computed once from the stored scores.
+
+``compute_snapshot`` reads the candidates (``app.services.boards.standings``), ranks them with the
+phase's rules (``leaderboard.ranking``) and keeps numbers only where the viewer may see them: a
+hidden phase shows them to its organizers only, until it is revealed. Whatever pages, exports and
+the JSON API make of a snapshot is made once per snapshot (``BoardSnapshot.derived``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, cast
+
+from sqlalchemy.orm import Session
+
+from app.services.boards import standings
+from app.services.boards.staleness import fingerprint
+from app.services.competitions.catalog import phase_state
+from app.storage.models import Phase
+from leaderboard.ranking import Candidate, Entry, Rules, Selection, rank
+from scorers import scorer_class
+
+PhaseRef = tuple[str, str, str]
+#: The two classes of viewer: the public (anyone who does not organize the competition), and the
+#: competition's organizers, who also see a hidden phase's numbers.
+Viewers = Literal["public", "organizers"]
+
+
+@dataclass(frozen=True)
+class PhaseFacts:
+    """The phase as a leaderboard page shows it, as plain values (usable after the session closed)."""
+
+    id: int
+    competition_id: int
+    competition: str
+    competition_title: str
+    task: str
+    task_title: str
+    phase: str
+    phase_title: str
+    description: str
+    selection: str
+    visibility: str
+    revealed_at: datetime | None
+    starts_at: datetime | None
+    ends_at: datetime | None
+
+    @property
+    def ref(self) -> PhaseRef:
+        return (self.competition, self.task, self.phase)
+
+    @property
+    def metrics_public(self) -> bool:
+        return self.visibility == "public" or self.revealed_at is not None
+
+    def state(self, now: datetime) -> str:
+        """upcoming, open or closed at ``now`` (``catalog.phase_state`` reads only the two times)."""
+        return phase_state(cast(Phase, self), now)
+
+    @classmethod
+    def of(cls, phase: Phase) -> PhaseFacts:
+        task = phase.task
+        competition = task.competition
+        return cls(
+            id=phase.id,
+            competition_id=competition.id,
+            competition=competition.slug,
+            competition_title=competition.title,
+            task=task.slug,
+            task_title=task.title,
+            phase=phase.slug,
+            phase_title=phase.title,
+            description=phase.description,
+            selection=phase.selection,
+            visibility=phase.visibility,
+            revealed_at=phase.revealed_at,
+            starts_at=phase.starts_at,
+            ends_at=phase.ends_at,
+        )
+
+
+@dataclass
+class BoardSnapshot:
+    """A phase's ranked leaderboard as one class of viewer sees it, at one generation."""
+
+    facts: PhaseFacts
+    viewers: Viewers
+    #: ``True`` when this class of viewer may not see the phase's numbers (then nothing is ranked).
+    hidden: bool
+    description: dict[str, Any]
+    rules: Rules
+    entries: tuple[Entry, ...]
+    #: Every candidate with numbers this class may see (the chart of scores over time uses them).
+    candidates: tuple[Candidate, ...]
+    generation: int
+    #: ``board_changes.fingerprint`` of the phase, read before the candidates.
+    fingerprint: tuple[Any, ...]
+    made_at: float
+    #: When the fingerprint was last found unchanged (``time.monotonic()``).
+    checked_at: float
+    _derived: dict[str, Any] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def derived(self, name: str, build: Callable[[], Any]) -> Any:
+        """``build()``, made once per snapshot (an export's bytes, a chart, a rendered table)."""
+        try:
+            return self._derived[name]
+        except KeyError:
+            pass
+        with self._lock:
+            if name not in self._derived:
+                self._derived[name] = build()
+            return self._derived[name]
+
+    def peek(self, name: str) -> Any | None:
+        """What ``derived`` made under ``name``, or ``None`` if it was not made yet."""
+        return self._derived.get(name)
+
+    def entry_for(self, submission_id: int) -> Entry | None:
+        """The entry whose counting submission this is, if any."""
+        return next((e for e in self.entries if e.candidate.submission_id == submission_id), None)
+
+
+def compute_snapshot(session: Session, phase: Phase, viewers: Viewers, generation_at_start: int) -> BoardSnapshot:
+    """Rank the phase as ``viewers`` see it (the numbers and rules of ``app.services.boards.standings``)."""
+    seen = fingerprint(session, phase.id)
+    described = scorer_class(phase.task.scorer).describe()
+    rules = Rules.from_description(described, select=cast(Selection, phase.selection))
+    hidden = viewers == "public" and not phase.metrics_public
+    now = time.monotonic()
+    found: list[Candidate] = []
+    if not hidden:
+        breakdowns = tuple(described.get("leaderboard_breakdowns", ()))
+        found = standings.candidates(session, phase, with_columns=breakdowns)
+    return BoardSnapshot(
+        facts=PhaseFacts.of(phase),
+        viewers=viewers,
+        hidden=hidden,
+        description=described,
+        rules=rules,
+        entries=tuple(rank(found, rules)),
+        candidates=tuple(c for c in found if c.rankable),
+        generation=generation_at_start,
+        fingerprint=seen,
+        made_at=now,
+        checked_at=now,
+    )
