@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export PODIUM_SHARED_DIR ?= $(abspath ../shared)
 
-.PHONY: serve test lint check install bench clean
+.PHONY: serve test lint check install bench clean runtimes
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,27 @@ install: $(VENV)/.installed
 		echo "chromium is missing: run 'sudo apt-get install chromium' for the browser tests"; \
 	fi
 
+# Scoring programs of CodaLab and Codabench competitions run under bubblewrap (Debian's bubblewrap).
+/usr/bin/bwrap:
+	@if [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; \
+	else \
+		echo "bubblewrap is missing: run 'sudo apt-get install bubblewrap' to run scoring programs"; \
+	fi
+
+# A runtime like CodaLab's legacy images (old numpy and PyYAML), for programs written for them; the tests run
+# the reference bundles' programs with it. How operators build such runtimes: examples/README.md.
+LEGACY_RUNTIME := .runtimes/codalab-legacy
+$(LEGACY_RUNTIME)/.installed: Makefile
+	rm -rf $(LEGACY_RUNTIME)
+	$(PYTHON) -m venv $(LEGACY_RUNTIME)
+	$(LEGACY_RUNTIME)/bin/pip install --quiet "numpy>=1.26,<2" "scipy<1.16" "scikit-learn<1.8" "pandas<2.3" \
+		"setuptools<81" psutil "cython<3" wheel
+	$(LEGACY_RUNTIME)/bin/pip install --quiet --no-build-isolation "pyyaml==5.4.1"
+	touch $@
+
+runtimes: $(LEGACY_RUNTIME)/.installed
+
 # The example competitions (on the real releases when ../shared/data is there, else on the small
 # example data) and two demo accounts, then the server; both steps are safe to run again.
 SERVE_DATA := $(if $(wildcard $(PODIUM_SHARED_DIR)/data),--data-dir $(PODIUM_SHARED_DIR)/data)
@@ -37,13 +58,13 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
-	$(VENV)/bin/mypy scorers leaderboard baselines
+	$(VENV)/bin/mypy scorers leaderboard baselines sandbox codalab
 
-test: lint /usr/bin/chromium
+test: lint /usr/bin/chromium /usr/bin/bwrap runtimes
 	$(PY) -m pytest
 
 bench: $(VENV)/.installed
 	$(PY) bench/score_bench.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .runtimes .pytest_cache .mypy_cache .ruff_cache

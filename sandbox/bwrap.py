@@ -1,0 +1,154 @@
+"""The bubblewrap command line of a sandbox, in the two ways this machine may allow it.
+
+**As root** (the usual worker in a container): bwrap runs privileged and creates the mount, PID,
+network, IPC and UTS namespaces without a user namespace; inside, ``setpriv`` drops to a user id of
+the run's own (never a real account, never root), with every capability and the bounding set cleared,
+before ``prlimit`` sets the limits. Because that user owns no other process, the process limit counts
+this run alone, and files of the host stay protected by their permissions as well as by being unseen.
+
+**As any other user**: bwrap makes an unprivileged user namespace (the kernel must allow them) and
+forbids further ones inside; the program runs as the server's user id mapped into it, with no
+capability. ``prlimit`` runs inside the namespace, so the process limit counts the sandbox's processes,
+not the server's.
+
+Both ways: a read-only ``/usr`` (and the ``/bin``, ``/lib``... links or folders), a few harmless files
+of ``/etc``, a fresh ``/proc`` and minimal ``/dev``, memory-backed ``/tmp`` and ``/dev/shm`` of a fixed
+size, the runtime's folders read-only, the binds the caller names, a clean environment, loopback as the
+only network, and the whole sandbox killed when the runner or bwrap dies.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from sandbox.limits import Limits
+from sandbox.runtimes import Runtime
+
+BWRAP = "bwrap"
+SETPRIV = "/usr/bin/setpriv"
+PRLIMIT = "/usr/bin/prlimit"
+#: Sandbox users are drawn from here when the runner is root: far above any real account's id.
+SANDBOX_UID_BASE = 2_000_000
+SANDBOX_UID_SPAN = 1_000_000
+#: Top-level links or folders of a merged-/usr system that programs expect.
+TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+#: Files of /etc that programs read and that hold nothing about this server.
+ETC_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/nsswitch.conf",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/hosts",
+    "/etc/alternatives",
+    "/etc/ssl/certs",
+    "/etc/mime.types",
+    "/etc/fonts",
+)
+
+
+@dataclass(frozen=True)
+class Bind:
+    """A host folder or file the program sees at ``target``; read-only unless ``writable``.
+
+    When the runner is root the source is handed to the run's own user (``chown``), so give each run
+    sources of its own (the runner's callers copy or unpack them per run).
+    """
+
+    source: Path
+    target: str
+    writable: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.target.startswith("/") or ".." in self.target.split("/"):
+            raise ValueError(f"a bind target must be an absolute path without '..', not {self.target!r}")
+
+
+def sandbox_uid() -> int | None:
+    """A fresh user id for one run when the runner is root; None when it runs unprivileged."""
+    if os.geteuid() != 0:
+        return None
+    return SANDBOX_UID_BASE + secrets.randbelow(SANDBOX_UID_SPAN)
+
+
+def _mounts(binds: Sequence[Bind], runtime: Runtime | None) -> list[tuple[str, str, str]]:
+    """Every bind of the sandbox as (bwrap option, source, target), system folders first."""
+    mounts = [("--ro-bind", "/usr", "/usr")]
+    for name in TOP_LEVEL:
+        path = Path("/") / name
+        if path.is_symlink():
+            mounts.append(("--symlink", os.readlink(path), str(path)))
+        elif path.is_dir():
+            mounts.append(("--ro-bind", str(path), str(path)))
+    mounts += [("--ro-bind-try", file, file) for file in ETC_FILES]
+    mounts += [("--ro-bind", str(folder), str(folder)) for folder in (runtime.folders if runtime else ())]
+    mounts += [("--bind" if b.writable else "--ro-bind", str(b.source), b.target) for b in binds]
+    return mounts
+
+
+def command_line(
+    argv: Sequence[str],
+    binds: Sequence[Bind],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    limits: Limits,
+    runtime: Runtime | None,
+    uid: int | None,
+    info_fd: int | None = None,
+    seccomp_fd: int | None = None,
+) -> list[str]:
+    """The whole command: bwrap with its namespaces and mounts, then (as root) setpriv, then prlimit, then ``argv``.
+
+    With ``info_fd`` bwrap writes the sandbox's first process id there (JSON ``child-pid``) as it starts; from
+    ``seccomp_fd`` it reads the filter of ``sandbox.seccomp``.
+    """
+    args = [BWRAP, "--die-with-parent", "--new-session"]
+    if info_fd is not None:
+        args += ["--info-fd", str(info_fd)]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
+    args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+    if uid is None:
+        args += ["--unshare-user", "--disable-userns"]
+    # First the private file systems, so that a bind below /tmp (a runtime made there) is not hidden by them.
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
+    args += ["--perms", "1777", "--size", str(limits.shm_bytes), "--tmpfs", "/dev/shm"]
+    mounts = _mounts(binds, runtime)
+    # The folders on the way to a mount point would be root's alone if bwrap made them: make them readable.
+    private = ("/tmp", "/dev/shm", "/proc", "/dev")
+    parents = {str(p) for _, _, target in mounts for p in PurePosixPath(target).parents if str(p) != "/"}
+    for parent in sorted(parents - set(private), key=lambda p: (p.count("/"), p)):
+        args += ["--perms", "0755", "--dir", parent]
+    for option, source, target in mounts:
+        args += [option, source, target]
+    # The sandbox's own root (a tmpfs bwrap made, unbounded) is read-only: /tmp, /dev/shm and the writable binds
+    # are the only places a program can write.
+    args += ["--remount-ro", "/"]
+    args += ["--chdir", cwd, "--clearenv"]
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    args.append("--")
+    if uid is not None:
+        args += [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+        args += ["--inh-caps=-all", "--bounding-set=-all", "--"]
+    return [*args, PRLIMIT, *limits.prlimit_args(), "--", *argv]
+
+
+def hand_over(binds: Sequence[Bind], uid: int | None) -> None:
+    """As root, give the bound folders to the run's user, so that it can read them and write the writable ones."""
+    if uid is None:
+        return
+    for bind in binds:
+        os.chown(bind.source, uid, uid, follow_symlinks=False)
+        if bind.source.is_dir() and not bind.source.is_symlink():
+            for folder, dirs, files in os.walk(bind.source):
+                for name in dirs + files:
+                    os.chown(os.path.join(folder, name), uid, uid, follow_symlinks=False)

@@ -1,0 +1,65 @@
+"""What one sandboxed run may use: wall time, CPU, memory, processes and what it writes.
+
+Each limit is enforced by the kernel where it can be (rlimits set inside the sandbox, sized tmpfs for
+``/tmp`` and ``/dev/shm``), and by the runner where it cannot (the wall clock, and the total size of
+what the run wrote to its writable folders and its two logs, watched while it runs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Limits of one run. ``cpu_seconds`` None means: as many as ``wall_seconds`` (per process)."""
+
+    #: Wall-clock time before the whole sandbox is killed.
+    wall_seconds: float = 600.0
+    #: CPU seconds per process (RLIMIT_CPU); the kernel sends SIGXCPU, then SIGKILL 5 s later.
+    cpu_seconds: int | None = None
+    #: Address space per process (RLIMIT_AS): allocations beyond it fail (MemoryError in Python).
+    memory_bytes: int = 4 * GIB
+    #: Processes and threads the run may have at once (RLIMIT_NPROC, counted for the sandbox's own user).
+    processes: int = 256
+    #: Total bytes in the writable folders plus stdout and stderr; one file may not exceed it either.
+    output_bytes: int = 100 * MIB
+    #: Files and folders the writable folders may hold (keeps watching them cheap).
+    output_entries: int = 10_000
+    #: Size of the private, memory-backed /tmp.
+    tmp_bytes: int = 256 * MIB
+    #: Size of the private, memory-backed /dev/shm (Python multiprocessing, joblib).
+    shm_bytes: int = 64 * MIB
+    #: How much of the end of stdout and of stderr is kept for people to read.
+    log_tail_bytes: int = 64 * 1024
+
+    def __post_init__(self) -> None:
+        for name in ("memory_bytes", "processes", "output_bytes", "output_entries", "tmp_bytes", "shm_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a whole number of at least 1, not {value!r}")
+        if not self.wall_seconds > 0:
+            raise ValueError(f"wall_seconds must be positive, not {self.wall_seconds!r}")
+        if self.cpu_seconds is not None and self.cpu_seconds < 1:
+            raise ValueError(f"cpu_seconds must be at least 1, not {self.cpu_seconds!r}")
+
+    @property
+    def cpu(self) -> int:
+        """The CPU seconds per process that are enforced."""
+        return self.cpu_seconds if self.cpu_seconds is not None else max(1, int(self.wall_seconds + 0.999))
+
+    def with_wall(self, seconds: float) -> Limits:
+        return replace(self, wall_seconds=seconds)
+
+    def prlimit_args(self) -> list[str]:
+        """The ``prlimit`` options that set these limits; a program can lower them, never raise them."""
+        return [
+            f"--as={self.memory_bytes}",
+            f"--cpu={self.cpu}:{self.cpu + 5}",
+            f"--nproc={self.processes}",
+            f"--fsize={self.output_bytes}",
+            "--core=0",
+        ]
