@@ -295,7 +295,7 @@ def _outcome(result: RunResult, output: Path) -> ProgramOutcome:
     html = sanitized_html(output) if not result.output_exceeded else None
     if not result.ok:
         return ProgramOutcome(
-            {}, result, html, failure=TEAM_FAILURE, detail=f"The scoring program {result.describe()}."
+            {}, result, html, failure=TEAM_FAILURE, detail=f"The scoring program failed: {result.describe()}."
         )
     try:
         scores, ignored = parse_scores(output)
