@@ -116,7 +116,7 @@ def score_command(
         with gc_paused():
             gold_data = instance.parse_gold(gold_bytes)
             content, _ = unpack_submission(submission_bytes)
-            parsed = instance.parse_submission(content, gold_data)
+            parsed = instance.parse_submission(content, instance.public_view(gold_data))
             report = instance.compute(gold_data, parsed).to_dict()
     except ScorerError as exc:
         fail(str(exc))

@@ -119,7 +119,7 @@ def child(index: int, data_dir: Path) -> None:
         peak_gpu = torch.cuda.max_memory_allocated() / 2**20
     scorer = get_scorer(case.scorer)
     parsed = scorer.parse_gold(gold)
-    metrics = scorer.compute(parsed, scorer.parse_submission(submission, parsed)).metrics
+    metrics = scorer.compute(parsed, scorer.parse_submission(submission, scorer.public_view(parsed))).metrics
     print(
         json.dumps(
             {

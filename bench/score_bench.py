@@ -148,7 +148,7 @@ def child_scorer(name: str, gold: Path, submission: Path, profile: int) -> dict[
     del gold_bytes  # as `podium score` does: the gold's bytes are gone once it is parsed
     marks.append(_stamp())
     content, _ = unpack_submission(submission_bytes)
-    parsed = scorer.parse_submission(content, parsed_gold)
+    parsed = scorer.parse_submission(content, scorer.public_view(parsed_gold))
     marks.append(_stamp())
     report = scorer.compute(parsed_gold, parsed)
     marks.append(_stamp())

@@ -5,7 +5,7 @@ a participant's laptop (``podium score``).
 """
 
 from scorers import tasks as _tasks  # noqa: F401  (registers the seed scorers)
-from scorers.base import MetricSpec, OptionSpec, Scorer, ScoreReport, UnitStats
+from scorers.base import MetricSpec, OptionSpec, PublicIds, Scorer, ScoreReport, UnitStats
 from scorers.errors import (
     InvalidGold,
     InvalidSubmission,
@@ -25,6 +25,7 @@ __all__ = [
     "OptionSpec",
     "OptionsError",
     "Problem",
+    "PublicIds",
     "ScoreReport",
     "Scorer",
     "ScorerError",

@@ -1,25 +1,34 @@
 """The contract every scorer fulfils.
 
 A scorer turns gold bytes and submission bytes into a ``ScoreReport``. Its work is split in
-three pure steps so that leaderboards can resample documents for confidence intervals:
+pure steps so that leaderboards can resample documents for confidence intervals:
 
-1. ``parse_gold(bytes)`` and ``parse_submission(bytes, gold)`` validate and build typed
-   objects, refusing bad input with located problems (``InvalidGold`` / ``InvalidSubmission``).
-2. ``unit_stats(gold, submission)`` does the per-unit work (a unit is a document, or a
+1. ``parse_gold(bytes)`` validates the organizers' gold (refusing it with ``InvalidGold``) and builds
+   the typed gold ``G``, answers included. ``public_view(gold)`` extracts what participants are given
+   of it, ``P``: the ids, sentences, documents or candidate lists a phase publishes, never a label, a
+   span or a count derived from the answers.
+2. ``parse_submission(bytes, public)`` validates a submission against the public view only, refusing it
+   with ``InvalidSubmission`` and located problems. It never receives the gold, so whether a file is
+   accepted, and every word of a refusal, depends on the submission and the public inputs alone
+   (the secrecy rule: a refusal is free, so it must not be a question to the answers). A rule that
+   needs the answers is applied in step 3, as a score.
+3. ``unit_stats(gold, submission)`` does the per-unit work (a unit is a document, or a
    (language, document) group for SV-Ident) and returns one JSON-serialisable mapping per unit.
-3. ``aggregate(stats)`` turns any sequence of those mappings (a subset, or a bootstrap
+4. ``aggregate(stats)`` turns any sequence of those mappings (a subset, or a bootstrap
    resample with repeats) into the overall metrics, as the task's definition aggregates.
 
 Two optional hooks serve the leaderboard's intervals: ``stratum(unit)`` (what to resample within) and
 ``weighted_metric(stats, metric)`` (the aggregation of many resamples at once, as matrix products).
 
-``compute`` runs steps 2 and 3 and adds the breakdowns; ``score`` runs all of it from bytes.
+``compute`` runs steps 3 and 4 and adds the breakdowns; ``score`` runs all of it from bytes. A public
+view compares equal to the view of any gold with the same public inputs (a frozen dataclass of ids does):
+the differential test in ``tests/scorers`` checks this, and the refusals, over every registered scorer.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
@@ -29,7 +38,11 @@ from scorers.io import gc_paused, unpack_submission
 if TYPE_CHECKING:
     from scorers.families.weighted import WeightedMetric
 
+#: The gold as the scorer reads it, answers included: only scoring sees it.
 G = TypeVar("G")
+#: The public view of the gold: what participants are given; the only thing validation sees.
+P = TypeVar("P")
+#: A validated submission.
 S = TypeVar("S")
 
 #: Per-unit statistics: plain JSON values only (numbers, strings, lists, dicts).
@@ -54,6 +67,25 @@ class OptionSpec:
     name: str
     default: Any
     meaning: str
+
+
+@dataclass(frozen=True)
+class PublicIds:
+    """A public view that is a list of ids (sentences, documents, instances), in the gold's order.
+
+    For tasks whose participants are given the items to label and nothing a validation needs besides their
+    ids. ``known`` is the same ids as a set, for look-ups.
+    """
+
+    ids: tuple[str, ...]
+    known: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "known", frozenset(self.ids))
+
+    @classmethod
+    def of(cls, keys: Iterable[str]) -> PublicIds:
+        return cls(tuple(keys))
 
 
 @dataclass(frozen=True)
@@ -82,7 +114,7 @@ class ScoreReport:
         return out
 
 
-class Scorer(ABC, Generic[G, S]):
+class Scorer(ABC, Generic[G, P, S]):
     """Base class of the registered scorers. Subclasses set the class attributes below."""
 
     name: ClassVar[str]
@@ -104,7 +136,8 @@ class Scorer(ABC, Generic[G, S]):
     leaderboard_breakdowns: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
-        self.settings: dict[str, Any] = self.resolve_options(options or {})
+        #: The resolved option values (defaults overlaid with what the task's configuration gives).
+        self.config: dict[str, Any] = self.resolve_options(options or {})
 
     # -- declared facts -------------------------------------------------------------------
     @property
@@ -179,8 +212,19 @@ class Scorer(ABC, Generic[G, S]):
         """Validate gold bytes; raise ``InvalidGold`` naming the problems."""
 
     @abstractmethod
-    def parse_submission(self, data: bytes, gold: G) -> S:
-        """Validate submission bytes (already unzipped) against the gold; raise ``InvalidSubmission``."""
+    def public_view(self, gold: G) -> P:
+        """What participants are given of ``gold``: ids, sentences, documents, candidate lists; no answer.
+
+        The value holds no reference to the answers (build a new object of the public parts only), and it
+        compares equal for two golds that differ only in their answers.
+        """
+
+    @abstractmethod
+    def parse_submission(self, data: bytes, public: P) -> S:
+        """Validate submission bytes (already unzipped) against the public view; raise ``InvalidSubmission``.
+
+        Refusals and their messages may depend on ``data``, ``public`` and the scorer's options only.
+        """
 
     @abstractmethod
     def unit_stats(self, gold: G, submission: S) -> dict[str, UnitStats]:
@@ -229,7 +273,7 @@ class Scorer(ABC, Generic[G, S]):
         """Parse both files (unzipping the submission if needed) and compute."""
         gold = self.parse_gold(gold_bytes)
         content, _ = unpack_submission(submission_bytes)
-        return self.compute(gold, self.parse_submission(content, gold))
+        return self.compute(gold, self.parse_submission(content, self.public_view(gold)))
 
 
 def prf(correct: float, predicted: float, gold: float) -> tuple[float, float, float]:

@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 from scorers.base import Scorer
 from scorers.errors import UnknownScorer
 
-_REGISTRY: dict[str, type[Scorer[Any, Any]]] = {}
+_REGISTRY: dict[str, type[Scorer[Any, Any, Any]]] = {}
 
-T = TypeVar("T", bound=type[Scorer[Any, Any]])
+T = TypeVar("T", bound=type[Scorer[Any, Any, Any]])
 
 
 def register(cls: T) -> T:
@@ -31,7 +31,7 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
-def scorer_class(name: str) -> type[Scorer[Any, Any]]:
+def scorer_class(name: str) -> type[Scorer[Any, Any, Any]]:
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -39,7 +39,7 @@ def scorer_class(name: str) -> type[Scorer[Any, Any]]:
         raise UnknownScorer(f"unknown scorer {name!r}; known scorers: {known}") from None
 
 
-def get_scorer(name: str, options: Mapping[str, Any] | None = None) -> Scorer[Any, Any]:
+def get_scorer(name: str, options: Mapping[str, Any] | None = None) -> Scorer[Any, Any, Any]:
     """An instance of the named scorer with ``options`` checked and overlaid on its defaults."""
     return scorer_class(name)(options)
 
@@ -48,5 +48,5 @@ def scorer_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def all_scorers() -> list[type[Scorer[Any, Any]]]:
+def all_scorers() -> list[type[Scorer[Any, Any, Any]]]:
     return [_REGISTRY[name] for name in sorted(_REGISTRY)]

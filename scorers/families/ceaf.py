@@ -228,19 +228,17 @@ def gold_role_sizes(templates: Iterable[Template]) -> dict[str, tuple[int, int]]
     return sizes
 
 
-def role_work(texts: Collection[str], gold: tuple[int, int] | None, *, join: bool = True) -> tuple[int, int]:
+def role_work(texts: Collection[str], gold: tuple[int, int], *, join: bool = True) -> tuple[int, int]:
     """At most how many string comparisons and token pairs one predicted role of distinct ``texts`` costs.
 
-    ``gold`` is the role's entry of ``gold_role_sizes`` for the document (None where the gold does not
-    fill the role). Comparisons: the pairs of texts the substring clean-up tests (with ``join``), plus the
-    (gold mention, text) pairs the similarities look at; token pairs: the cells of the soft similarity's
-    LCS tables for those pairs. Frames are not looked at, so this is an upper bound, summed over the
-    predicted templates of a document (a multi-label gold frame whose labels repeat aside).
+    ``gold`` bounds the role's gold side in the document: so many mentions holding so many tokens (an entry of
+    ``gold_role_sizes``, or the limits every gold is held to). Comparisons: the pairs of texts the substring
+    clean-up tests (with ``join``), plus the (gold mention, text) pairs the similarities look at; token pairs:
+    the cells of the soft similarity's LCS tables for those pairs. Frames are not looked at, so this is an upper
+    bound, summed over the predicted templates of a document (a multi-label gold frame whose labels repeat aside).
     """
     n = len(texts)
     comparisons = n * (n - 1) // 2 if join else 0
-    if gold is None:
-        return comparisons, 0
     mentions, tokens = gold
     return comparisons + mentions * n, tokens * sum(len(text.split()) for text in texts)
 

@@ -14,28 +14,36 @@ as predicting nothing. Metrics: micro P/R/F1 under ``phi3`` (exact) and ``soft``
 Breakdowns: ``role`` (by role name across frames, since roles such as Place and Time recur in every
 frame; only names that occur in the gold; the empty-document rule adds to no role) and ``document``.
 
-Refused submissions: not a JSON object; a docid not in the gold (the official code would score an
+Submissions are validated against the public view, the gold's docids (``PublicIds``), never against its
+templates. Refused submissions: not a JSON object; a docid not in the gold (the official code would score an
 empty unknown document as perfect); a repeated docid; a document value that is not a list of
 templates; a template that is not an object or lacks a string ``incident_type``; a role value that
 is not a list (the official code would score a string character by character); a filler that is
 empty or whose first element is not a string (it would crash); a file beyond a size limit (below).
 Refused gold: a line that is not an object with a string ``docid`` and a list ``templates``, a
 repeated docid, a malformed template or mention, a mention whose text is empty or only whitespace
-(the official soft similarity can divide by zero on it), and a gold beyond the first three limits.
+(the official soft similarity can divide by zero on it), and a gold beyond the first five limits.
 
 Size limits (``scorers.tasks.limits``, enforced by ``famus_format`` before any clean-up). The
 substring clean-up tests every pair of distinct fillers of a role, the similarities every (gold
 mention, filler) pair of a document's role, and the soft similarity fills a table of gold tokens
 times predicted tokens per pair, so one role of 100,000 fillers, or fillers of millions of tokens,
 would keep a worker busy for hours. ``max_templates_per_document`` (100), ``max_fillers_per_role``
-(500; gold: mentions of a role) and ``max_filler_chars`` (3,000; gold: a mention's text) bound the
-parts; ``max_comparisons`` (500,000) and ``max_token_pairs`` (10,000,000) bound the sums over the
-whole submission, as ``ceaf.role_work`` counts them before the work starts (frames are not looked
-at, so the counts are upper bounds). Measured on the release data and the published ChatGPT and
-LLaMA outputs: at most 2 templates in a document, 10 fillers in a role, 312 characters in a filler,
-and about 1,000 comparisons and 25,000 token pairs for a 253-document submission; the sums leave
-room for the 100-fold benchmark files. A file at either budget scores in about 3 s on a 2-core machine;
-everything else it does grows only with the size of the file.
+(500; gold: mentions of a role of a template) and ``max_filler_chars`` (3,000; gold: a mention's text)
+bound the parts of both files. A submission's cost is bounded from the submission alone, never from the
+gold (the secrecy rule: a cost that counted the gold's mentions would tell participants how many a role
+has): every predicted role is taken to face the most a gold may hold for one role of a document,
+``max_gold_mentions_per_role`` (20) mentions of ``max_gold_tokens_per_role`` (100) tokens in all, limits
+the gold is held to when it is loaded. ``max_comparisons`` (2,000,000: clean-up pairs plus each filler
+times 20) and ``max_token_pairs`` (40,000,000: each filler's tokens times 100) bound those sums over the
+whole submission (``ceaf.role_work``; frames are not looked at). Measured on the release data and the
+published ChatGPT and LLaMA outputs: at most 2 templates in a document, 10 fillers in a role, 312
+characters in a filler, a gold role of a document with 10 mentions or 40 tokens; the bounds of the
+253-document benchmark submission are about 17,000 comparisons and 320,000 token pairs, so the budgets
+leave room for its 100-fold copy (1.7 million and 32 million). Against a gold at its role limits (the
+worst case), a file at the comparisons budget scores in about 16 s on a 2-core machine and one at the
+token-pairs budget in about 10 s; against the release gold, which holds at most half of those limits, the
+same files cost at most half as much. Everything else scoring does grows only with the size of the files.
 
 Deliberate differences from the official code: refusals above instead of crashes or silent scores;
 a bare-string filler is its whole text (officially its first character); substring-joining ties go
@@ -60,7 +68,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from scorers.base import Breakdown, MetricSpec, OptionSpec, Scorer, UnitStats
+from scorers.base import Breakdown, MetricSpec, OptionSpec, PublicIds, Scorer, UnitStats
 from scorers.families import binary, weighted
 from scorers.families.ceaf import SIMILARITIES, CeafRmeOptions, Template, micro_scores, role_scores, score_document
 from scorers.families.weighted import WeightedMetric
@@ -81,7 +89,7 @@ PREFIX = "ceaf_rme_"
 
 # -- famus-cdae ----------------------------------------------------------------------------------
 @register
-class FamusCdaeScorer(Scorer[CdaeGold, dict[str, list[Template]]]):
+class FamusCdaeScorer(Scorer[CdaeGold, PublicIds, dict[str, list[Template]]]):
     name = "famus-cdae"
     version = "1.0"
     title = "FAMuS cross-document argument extraction (CEAF-RME)"
@@ -124,8 +132,8 @@ class FamusCdaeScorer(Scorer[CdaeGold, dict[str, list[Template]]]):
     def _ceaf_options(self) -> CeafRmeOptions:
         return CeafRmeOptions(
             SIMILARITIES,
-            empty_document_rule=self.settings["empty_document_rule"],
-            multilabel_frames=self.settings["multilabel_frames"],
+            empty_document_rule=self.config["empty_document_rule"],
+            multilabel_frames=self.config["multilabel_frames"],
         )
 
     @classmethod
@@ -133,11 +141,14 @@ class FamusCdaeScorer(Scorer[CdaeGold, dict[str, list[Template]]]):
         return check_limit(cls.name, name, super().check_option(name, value))
 
     def parse_gold(self, data: bytes) -> CdaeGold:
-        return parse_cdae_gold(data, CdaeLimits.from_settings(self.settings))
+        return parse_cdae_gold(data, CdaeLimits.from_config(self.config))
 
-    def parse_submission(self, data: bytes, gold: CdaeGold) -> dict[str, list[Template]]:
+    def public_view(self, gold: CdaeGold) -> PublicIds:
+        return PublicIds.of(gold.documents)
+
+    def parse_submission(self, data: bytes, public: PublicIds) -> dict[str, list[Template]]:
         return parse_cdae_submission(
-            data, gold, join=self.settings["join_substrings"], limits=CdaeLimits.from_settings(self.settings)
+            data, public, join=self.config["join_substrings"], limits=CdaeLimits.from_config(self.config)
         )
 
     def unit_stats(self, gold: CdaeGold, submission: dict[str, list[Template]]) -> dict[str, UnitStats]:
@@ -170,7 +181,7 @@ class FamusCdaeScorer(Scorer[CdaeGold, dict[str, list[Template]]]):
 
 # -- famus-sv ------------------------------------------------------------------------------------
 @register
-class FamusSvScorer(Scorer[SvGold, dict[str, int]]):
+class FamusSvScorer(Scorer[SvGold, PublicIds, dict[str, int]]):
     name = "famus-sv"
     version = "1.0"
     title = "FAMuS source validation"
@@ -192,8 +203,11 @@ class FamusSvScorer(Scorer[SvGold, dict[str, int]]):
     def parse_gold(self, data: bytes) -> SvGold:
         return parse_sv_gold(data)
 
-    def parse_submission(self, data: bytes, gold: SvGold) -> dict[str, int]:
-        return parse_sv_submission(data, gold)
+    def public_view(self, gold: SvGold) -> PublicIds:
+        return PublicIds.of(gold.labels)
+
+    def parse_submission(self, data: bytes, public: PublicIds) -> dict[str, int]:
+        return parse_sv_submission(data, public)
 
     def unit_stats(self, gold: SvGold, submission: dict[str, int]) -> dict[str, UnitStats]:
         return {instance: binary.unit_stats(label, submission[instance]) for instance, label in gold.labels.items()}

@@ -2,9 +2,11 @@
 
 This module only validates and builds typed values; ``scorers.tasks.famus`` states the formats and
 refusals and scores them. Every problem is collected with its place (line, document, template, role,
-filler) and what was expected. CDAE files are also held to ``CdaeLimits``: the substring clean-up and
-the similarities do work that grows with pairs of strings, so a submission is measured
-(``ceaf.role_work``) and refused before any of that work starts.
+filler) and what was expected. Submissions are validated against the public view, the ids participants
+are given (``PublicIds``: docids, instance ids), never against templates or labels. CDAE files are also
+held to ``CdaeLimits``: the substring clean-up and the similarities do work that grows with pairs of
+strings, so a submission's cost is bounded (``ceaf.role_work``, with the gold side at the limits every
+gold is held to, not at the gold's own sizes) and refused before any of that work starts.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from scorers.base import PublicIds
 from scorers.errors import InvalidGold, InvalidSubmission, Problem, Problems
 from scorers.families.ceaf import Template, clean_predicted_template, collapse_identical, gold_role_sizes, role_work
 from scorers.io import gc_paused, iter_json_lines, load_json
-from scorers.tasks.limits import Limits, bound
+from scorers.tasks.limits import SizeLimits, bound
 
 FRAME_KEY = "incident_type"
 GOLD_BOOKKEEPING_KEYS = frozenset({FRAME_KEY, "template-spans"})
@@ -38,24 +41,34 @@ def _show(value: Any) -> str:
 
 # -- famus-cdae ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class CdaeLimits(Limits):
+class CdaeLimits(SizeLimits):
     """Size limits of CDAE files. The release data and the published system outputs hold at most 2 templates
-    in a document, 10 fillers in a role and fillers of 312 characters; a 253-document submission costs about
-    1,000 comparisons and 25,000 token pairs (``ceaf.role_work``). The first three apply to the gold too."""
+    in a document, 10 fillers in a role and fillers of 312 characters, and the gold at most 10 mentions of 40
+    tokens in all for one role of a document. The first three apply to the gold too; the two ``gold_`` ones
+    to the gold only; the budgets to submissions, bounding what they cost against any gold within those."""
 
     templates_per_document: int = bound(100, "templates accepted in one document (gold or predicted)")
     fillers_per_role: int = bound(500, "fillers accepted in one role of a template (gold: mentions)")
     filler_chars: int = bound(3_000, "characters accepted in one filler text (gold: mention text)")
+    gold_mentions_per_role: int = bound(20, "mentions the gold may hold for one role of a document, all templates")
+    gold_tokens_per_role: int = bound(
+        100, "tokens the gold's mentions of one role of a document may hold in all (whitespace-separated)"
+    )
     comparisons: int = bound(
-        500_000,
-        "string comparisons a submission may cost in all: pairs of fillers of a role (substring clean-up) "
-        "and pairs of a gold mention and a filler of the same document and role (similarities)",
+        2_000_000,
+        "string comparisons a submission may cost in all, at most: pairs of fillers of a role (substring "
+        "clean-up), and each filler with max_gold_mentions_per_role gold mentions (similarities)",
     )
     token_pairs: int = bound(
-        10_000_000,
-        "token pairs the soft similarity may compare in all: per document and role, the gold mentions' tokens "
-        "times the fillers' tokens",
+        40_000_000,
+        "token pairs the soft similarity may compare in all, at most: each filler's tokens times "
+        "max_gold_tokens_per_role",
     )
+
+    @property
+    def gold_role(self) -> tuple[int, int]:
+        """The most any gold holds for one role of a document: mentions, tokens (``ceaf.role_work``)."""
+        return self.gold_mentions_per_role, self.gold_tokens_per_role
 
 
 @dataclass(frozen=True)
@@ -144,9 +157,21 @@ def parse_cdae_gold(data: bytes, limits: CdaeLimits = CdaeLimits()) -> CdaeGold:
             for index, raw in enumerate(raw_templates)
         ]
         documents[docid] = collapse_identical(t for t in parsed if t is not None)
+        _check_gold_roles(documents[docid], f"{where}, document {_quote(docid)}", problems, limits)
     problems.raise_if_any()
     roles = frozenset(role for templates in documents.values() for t in templates for role, _ in t.roles)
     return CdaeGold(documents, roles)
+
+
+def _check_gold_roles(templates: list[Template], where: str, problems: Problems, limits: CdaeLimits) -> None:
+    """A document's roles, over its templates, within the gold-side limits that bound what submissions cost."""
+    for role, (mentions, tokens) in gold_role_sizes(templates).items():
+        for name, count, unit in (
+            ("gold_mentions_per_role", mentions, "mentions"),
+            ("gold_tokens_per_role", tokens, "tokens in its mentions"),
+        ):
+            if count > getattr(limits, name):
+                problems.add(f"{where}, role {_quote(role)}", limits.exceeded(name, count, unit))
 
 
 def _filler_text(filler: Any) -> str | None:
@@ -211,8 +236,8 @@ class _Budget:
         self.most_comparisons: tuple[int, RolePlace] = (0, ("", 0, ""))
         self.most_token_pairs: tuple[int, RolePlace] = (0, ("", 0, ""))
 
-    def add(self, place: RolePlace, texts: set[str], gold: tuple[int, int] | None) -> None:
-        comparisons, token_pairs = role_work(texts, gold, join=self.join)
+    def add(self, place: RolePlace, texts: set[str]) -> None:
+        comparisons, token_pairs = role_work(texts, self.limits.gold_role, join=self.join)
         self.comparisons += comparisons
         self.token_pairs += token_pairs
         if comparisons > self.most_comparisons[0]:
@@ -235,7 +260,7 @@ class _Budget:
 
 @gc_paused()
 def parse_cdae_submission(
-    data: bytes, gold: CdaeGold, *, join: bool = True, limits: CdaeLimits = CdaeLimits()
+    data: bytes, public: PublicIds, *, join: bool = True, limits: CdaeLimits = CdaeLimits()
 ) -> dict[str, list[Template]]:
     """Read ``{docid: [template, ...]}`` and clean each template's fillers; raise ``InvalidSubmission``.
 
@@ -248,17 +273,19 @@ def parse_cdae_submission(
         raise InvalidSubmission(
             [Problem("", f"expected a JSON object mapping each docid to a list of templates; got {got}")]
         )
-    return _cdae_templates(raw, gold, join, limits)
+    return _cdae_templates(raw, public, join, limits)
 
 
-def _cdae_templates(raw: dict[str, Any], gold: CdaeGold, join: bool, limits: CdaeLimits) -> dict[str, list[Template]]:
+def _cdae_templates(
+    raw: dict[str, Any], public: PublicIds, join: bool, limits: CdaeLimits
+) -> dict[str, list[Template]]:
     """Check every document and the budgets in one pass over the parsed JSON, then clean the templates up."""
     problems = Problems(InvalidSubmission)
     budget = _Budget(limits, join=join)
     documents: dict[str, list[RawTemplate]] = {}
     for docid, raw_templates in raw.items():
         where = f"document {_quote(docid)}"
-        if docid not in gold.documents:
+        if docid not in public.known:
             problems.add(where, "is not a docid of the gold")
             continue
         if not isinstance(raw_templates, list):
@@ -267,14 +294,13 @@ def _cdae_templates(raw: dict[str, Any], gold: CdaeGold, join: bool, limits: Cda
         if len(raw_templates) > limits.templates_per_document:
             problems.add(where, limits.exceeded("templates_per_document", len(raw_templates), "templates"))
             continue
-        sizes = gold_role_sizes(gold.documents[docid]) if raw_templates else {}
         templates = []
         for t_index, template in enumerate(raw_templates):
             read = _read_submitted_template(template, f"{where}, template {t_index}", problems, limits)
             if read is not None:
                 templates.append(read)
                 for role, texts in read[1]:
-                    budget.add((docid, t_index, role), texts, sizes.get(role))
+                    budget.add((docid, t_index, role), texts)
         documents[docid] = templates
     budget.check(problems)
     problems.raise_if_any()
@@ -331,7 +357,7 @@ def parse_sv_gold(data: bytes) -> SvGold:
 
 
 @gc_paused()
-def parse_sv_submission(data: bytes, gold: SvGold) -> dict[str, int]:
+def parse_sv_submission(data: bytes, public: PublicIds) -> dict[str, int]:
     """Read ``{instance_id: label}``; every gold id exactly once, labels 0/1/true/false."""
     raw = load_json(data, InvalidSubmission)
     if not isinstance(raw, dict):
@@ -342,13 +368,13 @@ def parse_sv_submission(data: bytes, gold: SvGold) -> dict[str, int]:
     for instance, value in raw.items():
         where = f"key {_quote(instance)}"
         label = _label(value)
-        if instance not in gold.labels:
+        if instance not in public.known:
             problems.add(where, "is not an instance_id of the gold")
         elif label is None:
             problems.add(where, f"the label must be 0, 1, true or false, not {_show(value)}")
         else:
             labels[instance] = label
-    for instance in gold.labels:
+    for instance in public.ids:
         if instance not in raw:
             problems.add(f"key {_quote(instance)}", "this gold instance_id has no label in the submission")
     problems.raise_if_any()

@@ -7,7 +7,9 @@ every such part as an option whose default is far above what the real data holds
 docstring gives the measured maxima), and ``parse_submission`` refuses a file beyond one with a
 message that names the place, the count, the limit and the option. The server thus answers such an
 upload at once, and scoring never runs for minutes; an organizer whose data is larger raises the
-option.
+option. A submission's limits are measured on the submission alone (the secrecy rule: a count that
+involves the gold would tell participants something about the answers); limits on the gold are
+checked when the organizers' gold is loaded.
 """
 
 from __future__ import annotations
@@ -23,12 +25,12 @@ PREFIX = "max_"
 
 
 def bound(default: int, meaning: str) -> int:
-    """A field of a ``Limits`` class: its default and what it bounds (the option's meaning)."""
+    """A field of a ``SizeLimits`` class: its default and what it bounds (the option's meaning)."""
     return field(default=default, metadata={"meaning": meaning})
 
 
 @dataclass(frozen=True)
-class Limits:
+class SizeLimits:
     """Base of a scorer's limits: each field ``x`` (declared with ``bound``) is the option ``max_x``."""
 
     @classmethod
@@ -36,9 +38,9 @@ class Limits:
         return tuple(OptionSpec(PREFIX + f.name, f.default, f.metadata["meaning"]) for f in fields(cls))
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> Self:
-        """The limits a scorer's resolved options set."""
-        return cls(**{f.name: settings[PREFIX + f.name] for f in fields(cls)})
+    def from_config(cls, config: Mapping[str, Any]) -> Self:
+        """The limits a scorer's resolved options (``Scorer.config``) set."""
+        return cls(**{f.name: config[PREFIX + f.name] for f in fields(cls)})
 
     def exceeded(self, name: str, count: int, unit: str) -> str:
         """The message for a part beyond the limit ``name``: ``120000 fillers; at most 1000 are accepted (option

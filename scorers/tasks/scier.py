@@ -28,7 +28,9 @@ with ``doc_id``, ``predicted_ner`` (``scier-ere`` only) and ``predicted_relation
 gold sentence; other keys are ignored, except ``sentences``, which must equal the gold's when present.
 In ``scier-re`` a ``predicted_ner`` is checked like any other rows, then ignored.
 
-Refused (``InvalidSubmission``, every problem with its line, document and row): a line that is not a
+Submissions are validated against the public view (``SciERPublic``): the documents' ids and sentences,
+and for ``scier-re`` the gold entities it gives as input; never the gold relations or, for ``scier-ere``,
+the gold entities. Refused (``InvalidSubmission``, every problem with its line, document and row): a line that is not a
 JSON object; a missing, non-string, unknown or repeated ``doc_id``; a gold document without a line; a
 missing ``predicted_ner`` / ``predicted_relations``; a sentence count that differs from the gold; a row
 that is not ``[start, end, type]`` / ``[start1, end1, start2, end2, label]`` with integer offsets (not
@@ -37,7 +39,8 @@ start > end; a row repeated within a sentence (with a symmetric label, ``[a, b]`
 same relation); a file beyond a size limit (below). A gold file with such rows (repeats aside), repeated
 doc_ids or ``ner`` / ``relations`` lists that do not match its sentences is refused as ``InvalidGold``.
 
-Size limits (``scorers.tasks.limits``), for gold and submissions alike: ``max_entities_per_sentence`` and
+Size limits (``scorers.tasks.limits``), for gold (when it is loaded) and submissions (each measured on
+the file alone) alike: ``max_entities_per_sentence`` and
 ``max_relations_per_sentence`` (1,000 rows each), ``max_label_chars`` (200 characters in a type or label)
 and ``max_labels`` (100 distinct entity types, and 100 distinct relation labels, in one file). The release
 holds at most 36 entity and 27 relation rows in a sentence, 3 entity types and 9 relation labels of at most
@@ -65,7 +68,8 @@ from scorers.families.weighted import WeightedMetric
 from scorers.registry import register
 from scorers.tasks import scier_format
 from scorers.tasks.limits import check_limit
-from scorers.tasks.scier_format import RowLimits, SciERGold, SciERSubmission
+from scorers.tasks.scier_format import SciERGold, SciERPublic, SciERSubmission
+from scorers.tasks.scier_rows import RowLimits
 
 
 def _prf_specs(prefix: str, what: str) -> tuple[MetricSpec, ...]:
@@ -76,7 +80,7 @@ def _prf_specs(prefix: str, what: str) -> tuple[MetricSpec, ...]:
     )
 
 
-class _SciERScorer(Scorer[SciERGold, SciERSubmission]):
+class _SciERScorer(Scorer[SciERGold, SciERPublic, SciERSubmission]):
     """What both SciER scorers share: the gold format, the option and the submission checks."""
 
     version = "1.0"
@@ -106,15 +110,19 @@ class _SciERScorer(Scorer[SciERGold, SciERSubmission]):
         return checked
 
     def parse_gold(self, data: bytes) -> SciERGold:
-        return scier_format.parse_gold(data, RowLimits.from_settings(self.settings))
+        return scier_format.parse_gold(data, RowLimits.from_config(self.config))
 
-    def parse_submission(self, data: bytes, gold: SciERGold) -> SciERSubmission:
+    def public_view(self, gold: SciERGold) -> SciERPublic:
+        # scier-re gives the gold entities as the task's input; scier-ere asks for them.
+        return SciERPublic.of(gold, with_entities=not self.with_entities)
+
+    def parse_submission(self, data: bytes, public: SciERPublic) -> SciERSubmission:
         return scier_format.parse_submission(
             data,
-            gold,
+            public,
             with_entities=self.with_entities,
-            symmetric=scier_format.symmetric_labels(self.settings),
-            limits=RowLimits.from_settings(self.settings),
+            symmetric=scier_format.symmetric_labels(self.config),
+            limits=RowLimits.from_config(self.config),
         )
 
     def weighted_metric(self, stats: Sequence[UnitStats], metric: str) -> WeightedMetric:
@@ -124,7 +132,7 @@ class _SciERScorer(Scorer[SciERGold, SciERSubmission]):
 
     def _counts(self, gold: SciERGold, submission: SciERSubmission) -> dict[str, SpanCounts]:
         """Per-document counts; without predicted entities, the gold ones stand in."""
-        symmetric = scier_format.symmetric_labels(self.settings)
+        symmetric = scier_format.symmetric_labels(self.config)
         out: dict[str, SpanCounts] = {}
         for doc_id, doc in gold.documents.items():
             predicted = submission[doc_id]

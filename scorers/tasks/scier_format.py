@@ -2,39 +2,25 @@
 
 Both files use document-level token offsets, end inclusive, with one list of rows per sentence:
 entity rows ``[start, end, type]`` and relation rows ``[start1, end1, start2, end2, label]``, within
-the size limits of ``RowLimits``. This module only validates and builds typed documents;
-``scorers.tasks.scier`` scores them. Every problem is collected with its place (line, document,
-``predicted_ner[3][5]``) and what was expected.
+the size limits of ``RowLimits`` (the rows are read by ``scorers.tasks.scier_rows``). Predictions are
+validated against ``SciERPublic``, what participants are given (each document's sentences, and in
+``scier-re`` its gold entities), never against the gold relations or, in ``scier-ere``, the gold
+entities. This module only validates and builds typed documents; ``scorers.tasks.scier`` scores them.
+Every problem is collected with its place (line, document, ``predicted_ner[3][5]``) and what was expected.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
 from scorers.errors import InvalidGold, InvalidSubmission, Problems
-from scorers.families.spans import Entity, Relation, relation_key
+from scorers.families.spans import Entity, Relation
 from scorers.io import gc_paused, iter_json_lines
-from scorers.tasks.limits import Limits, bound
+from scorers.tasks.scier_rows import Bounds, RowLimits, RowReader, kind, show
 
-#: ``(first, last)`` token offset of a sentence; ``last < first`` for a sentence without tokens.
-Bounds = tuple[int, int]
-
-ENTITY_FIELDS = ("start", "end", "type")
-RELATION_FIELDS = ("start1", "end1", "start2", "end2", "label")
-
-
-@dataclass(frozen=True)
-class RowLimits(Limits):
-    """Size limits of a file's rows, for gold and predictions alike. The release holds at most 36 entity and 27
-    relation rows in a sentence, labels of 14 characters, 3 entity types and 9 relation labels."""
-
-    entities_per_sentence: int = bound(1_000, "entity rows accepted in one sentence")
-    relations_per_sentence: int = bound(1_000, "relation rows accepted in one sentence")
-    label_chars: int = bound(200, "characters accepted in one entity type or relation label")
-    labels: int = bound(100, "distinct entity types, and distinct relation labels, accepted in one file")
+DEFAULT_LIMITS = RowLimits()
 
 
 @dataclass(frozen=True)
@@ -57,6 +43,34 @@ class SciERGold:
 
 
 @dataclass(frozen=True)
+class PublicDocument:
+    """What participants are given of one document: its sentences (as the digests and token bounds that
+    validation needs) and, where the task gives them (``scier-re``), the gold entities."""
+
+    sentence_digests: list[int]
+    bounds: list[Bounds]
+    entities: list[list[Entity]] | None = None
+
+
+@dataclass(frozen=True)
+class SciERPublic:
+    """The public view of a SciER gold: its documents, keyed by ``doc_id`` in file order."""
+
+    documents: dict[str, PublicDocument]
+
+    @classmethod
+    @gc_paused()
+    def of(cls, gold: SciERGold, *, with_entities: bool) -> SciERPublic:
+        """The public view; ``with_entities`` when the task gives the gold entities as input."""
+        return cls(
+            {
+                doc_id: PublicDocument(doc.sentence_digests, doc.bounds, doc.entities if with_entities else None)
+                for doc_id, doc in gold.documents.items()
+            }
+        )
+
+
+@dataclass(frozen=True)
 class PredictedDocument:
     """One document's predictions; ``entities`` is None where the task does not ask for them."""
 
@@ -66,208 +80,6 @@ class PredictedDocument:
 
 #: Predictions keyed by ``doc_id``; every gold document has one.
 SciERSubmission = dict[str, PredictedDocument]
-
-
-def show(value: Any, limit: int = 80) -> str:
-    """A short JSON rendering of a value for messages."""
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (RecursionError, ValueError):
-        return "a deeply nested value"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def kind(value: Any) -> str:
-    """What a JSON value is, in words (``a string``, ``true``, ``a list``)."""
-    if value is None or isinstance(value, bool):
-        return json.dumps(value)
-    if isinstance(value, str):
-        return f"the string {show(value, 40)}"
-    if isinstance(value, int):
-        return f"the integer {value}" if abs(value) < 10**40 else "a huge integer"
-    if isinstance(value, float):
-        return f"the number {value!r}"
-    return "a list" if isinstance(value, list) else "an object"
-
-
-def _offset(value: int) -> str:
-    # JSON integers may have thousands of digits; a message needs only to show that it is far off.
-    text = str(value)
-    return text if len(text) <= 20 else f"{text[:8]}...({len(text)} digits)"
-
-
-def _span_problem(start: int, end: int, bounds: Bounds, sentence: int, what: str) -> str | None:
-    if start > end:
-        return f"{what}start {_offset(start)} > end {_offset(end)}"
-    first, last = bounds
-    if start < first or end > last:
-        inside = f"tokens {first}-{last}" if last >= first else "no tokens"
-        return f"{what}span {_offset(start)}-{_offset(end)} is outside sentence {sentence} ({inside})"
-    return None
-
-
-def _row_problem(row: Any, fields: tuple[str, ...], bounds: Bounds, sentence: int, limits: RowLimits) -> str:
-    """Why a row that failed the fast check is wrong (the slow path, for messages only)."""
-    shape = "[" + ", ".join(fields) + "]"
-    if not isinstance(row, list):
-        return f"expected a row {shape}, found {kind(row)}"
-    if len(row) != len(fields):
-        return f"expected a row {shape} of {len(fields)} items, found {len(row)} items: {show(row)}"
-    for name, value in zip(fields[:-1], row, strict=False):
-        if type(value) is not int:
-            return f"{name} must be an integer, found {kind(value)}"
-    if type(row[-1]) is not str:
-        return f"{fields[-1]} must be a string, found {kind(row[-1])}"
-    if len(row[-1]) > limits.label_chars:
-        return f"{fields[-1]} has " + limits.exceeded("label_chars", len(row[-1]), "characters")
-    if len(fields) == 3:
-        return _span_problem(row[0], row[1], bounds, sentence, "") or "invalid row"
-    return (
-        _span_problem(row[0], row[1], bounds, sentence, "subject ")
-        or _span_problem(row[2], row[3], bounds, sentence, "object ")
-        or "invalid row"
-    )
-
-
-class RowReader:
-    """Reads ``ner``-like and ``relations``-like values: one list of rows per sentence.
-
-    The fast checks are written out per row width because they run once per row of a file that
-    may hold millions; anything that fails them goes to ``_row_problem`` for the message. The
-    distinct types and labels of the rows read are gathered for ``check_labels``.
-    """
-
-    def __init__(
-        self,
-        problems: Problems,
-        *,
-        refuse_repeats: bool,
-        symmetric: Set[str] = frozenset(),
-        limits: RowLimits = RowLimits(),
-    ) -> None:
-        self.problems = problems
-        self.refuse_repeats = refuse_repeats
-        self.symmetric = symmetric
-        self.limits = limits
-        self.types: set[str] = set()
-        self.labels: set[str] = set()
-
-    def check_labels(self) -> None:
-        """Report a file whose rows use more distinct entity types or relation labels than the limit."""
-        for what, seen in (("entity types", self.types), ("relation labels", self.labels)):
-            if len(seen) > self.limits.labels:
-                self.problems.add("", self.limits.exceeded("labels", len(seen), f"distinct {what} in the file"))
-
-    def _too_many(self, rows: list[Any], limit: str, what: str, place: str) -> bool:
-        """Whether a sentence holds more rows than the limit (reported if so)."""
-        if len(rows) <= getattr(self.limits, limit):
-            return False
-        self.problems.add(place, self.limits.exceeded(limit, len(rows), what))
-        return True
-
-    def _sentence_lists(self, value: Any, key: str, bounds: list[Bounds], where: str) -> bool:
-        if not isinstance(value, list):
-            self.problems.add(where, f"{key} must be a list with one list of rows per sentence, found {kind(value)}")
-            return False
-        if len(value) != len(bounds):
-            self.problems.add(
-                where, f"{key} has {len(value)} sentence lists; the gold document has {len(bounds)} sentences"
-            )
-            return False
-        return True
-
-    def _repeat(self, seen: dict[Any, int], identity: Any, i: int, row: Any, where: str, rows_name: str) -> bool:
-        """Whether row ``i`` repeats an earlier row of its sentence (reported if so)."""
-        first = seen.setdefault(identity, i)
-        if first == i:
-            return False
-        message = f"repeated row {show(row)} (the same as {rows_name}[{first}]"
-        if len(row) == 5 and row[4] in self.symmetric:
-            message += f"; {show(row[4])} is a symmetric label, so the order of its arguments does not matter"
-        self.problems.add(f"{where}, {rows_name}[{i}]", message + ")")
-        return True
-
-    def entities(self, value: Any, key: str, bounds: list[Bounds], where: str) -> list[list[Entity]] | None:
-        if not self._sentence_lists(value, key, bounds, where):
-            return None
-        out: list[list[Entity]] = []
-        max_chars, types = self.limits.label_chars, self.types
-        for k, rows in enumerate(value):
-            first, last = bounds[k]
-            if not isinstance(rows, list):
-                self.problems.add(f"{where}, {key}[{k}]", f"expected a list of rows, found {kind(rows)}")
-                out.append([])
-                continue
-            if self._too_many(rows, "entities_per_sentence", "entity rows", f"{where}, {key}[{k}]"):
-                out.append([])
-                continue
-            parsed: list[Entity] = []
-            seen: dict[Any, int] = {}
-            for i, row in enumerate(rows):
-                if type(row) is list and len(row) == 3:
-                    s, e, t = row
-                    if (
-                        type(s) is int
-                        and type(e) is int
-                        and type(t) is str
-                        and len(t) <= max_chars
-                        and first <= s <= e <= last
-                    ):
-                        entity = (s, e, t)
-                        if self.refuse_repeats and self._repeat(seen, entity, i, row, where, f"{key}[{k}]"):
-                            continue
-                        parsed.append(entity)
-                        types.add(t)
-                        continue
-                self.problems.add(
-                    f"{where}, {key}[{k}][{i}]", _row_problem(row, ENTITY_FIELDS, bounds[k], k, self.limits)
-                )
-            out.append(parsed)
-        return out
-
-    def relations(self, value: Any, key: str, bounds: list[Bounds], where: str) -> list[list[Relation]] | None:
-        if not self._sentence_lists(value, key, bounds, where):
-            return None
-        out: list[list[Relation]] = []
-        symmetric, max_chars, labels = self.symmetric, self.limits.label_chars, self.labels
-        for k, rows in enumerate(value):
-            first, last = bounds[k]
-            if not isinstance(rows, list):
-                self.problems.add(f"{where}, {key}[{k}]", f"expected a list of rows, found {kind(rows)}")
-                out.append([])
-                continue
-            if self._too_many(rows, "relations_per_sentence", "relation rows", f"{where}, {key}[{k}]"):
-                out.append([])
-                continue
-            parsed: list[Relation] = []
-            seen: dict[Any, int] = {}
-            for i, row in enumerate(rows):
-                if type(row) is list and len(row) == 5:
-                    s1, e1, s2, e2, label = row
-                    if (
-                        type(s1) is int
-                        and type(e1) is int
-                        and type(s2) is int
-                        and type(e2) is int
-                        and type(label) is str
-                        and len(label) <= max_chars
-                        and first <= s1 <= e1 <= last
-                        and first <= s2 <= e2 <= last
-                    ):
-                        relation = (s1, e1, s2, e2, label)
-                        # With a symmetric label, [a, b] and [b, a] are one relation: listing both
-                        # would be counted correct twice, so it is a repeat.
-                        identity = relation_key(relation, symmetric)
-                        if self.refuse_repeats and self._repeat(seen, identity, i, row, where, f"{key}[{k}]"):
-                            continue
-                        parsed.append(relation)
-                        labels.add(label)
-                        continue
-                self.problems.add(
-                    f"{where}, {key}[{k}][{i}]", _row_problem(row, RELATION_FIELDS, bounds[k], k, self.limits)
-                )
-            out.append(parsed)
-        return out
 
 
 def _sentences(value: Any, where: str, problems: Problems) -> list[list[str]] | None:
@@ -304,7 +116,7 @@ def _bounds(sentences: list[list[str]]) -> list[Bounds]:
 
 
 @gc_paused()  # many small containers, no cycles: see scorers.io.gc_paused
-def parse_gold(data: bytes, limits: RowLimits = RowLimits()) -> SciERGold:
+def parse_gold(data: bytes, limits: RowLimits = DEFAULT_LIMITS) -> SciERGold:
     """Validate a span-format gold file; refuse with ``InvalidGold`` naming every problem found."""
     problems = Problems(InvalidGold)
     rows = RowReader(problems, refuse_repeats=False, limits=limits)
@@ -345,20 +157,20 @@ def parse_gold(data: bytes, limits: RowLimits = RowLimits()) -> SciERGold:
 @gc_paused()
 def parse_submission(
     data: bytes,
-    gold: SciERGold,
+    public: SciERPublic,
     *,
     with_entities: bool,
     symmetric: Set[str] = frozenset(),
-    limits: RowLimits = RowLimits(),
+    limits: RowLimits = DEFAULT_LIMITS,
 ) -> SciERSubmission:
-    """Validate predictions against the gold; refuse with ``InvalidSubmission`` naming every problem.
+    """Validate predictions against the public view; refuse with ``InvalidSubmission`` naming every problem.
 
     ``with_entities`` says whether ``predicted_ner`` is required and kept; when it is not, a
     ``predicted_ner`` that is present is still checked (a malformed file is a mistake worth
     reporting) but dropped.
     """
     problems = Problems(InvalidSubmission)
-    reader = _SubmissionReader(gold, problems, with_entities=with_entities, symmetric=symmetric, limits=limits)
+    reader = _SubmissionReader(public, problems, with_entities=with_entities, symmetric=symmetric, limits=limits)
     # A line that names no document (not JSON, no doc_id) makes "document X has no line" mere noise.
     unnamed = False
     accounted = problems.total
@@ -369,7 +181,7 @@ def parse_submission(
     unnamed |= problems.total > accounted
     reader.rows.check_labels()
     if not unnamed:
-        for doc_id in gold.documents:
+        for doc_id in public.documents:
             if doc_id not in reader.first_line:
                 problems.add(f"doc_id {show(doc_id)}", "has no line; every gold document needs one")
     problems.raise_if_any()
@@ -380,9 +192,9 @@ class _SubmissionReader:
     """Checks one submission line at a time, remembering which documents were seen where."""
 
     def __init__(
-        self, gold: SciERGold, problems: Problems, *, with_entities: bool, symmetric: Set[str], limits: RowLimits
+        self, public: SciERPublic, problems: Problems, *, with_entities: bool, symmetric: Set[str], limits: RowLimits
     ) -> None:
-        self.gold = gold
+        self.public = public
         self.problems = problems
         self.rows = RowReader(problems, refuse_repeats=True, symmetric=symmetric, limits=limits)
         self.with_entities = with_entities
@@ -404,7 +216,7 @@ class _SubmissionReader:
         if not isinstance(doc_id, str):
             problems.add(where, f"doc_id must be a string, found {kind(doc_id)}")
             return False
-        doc = self.gold.documents.get(doc_id)
+        doc = self.public.documents.get(doc_id)
         if doc is None:
             problems.add(where, f"unknown doc_id {show(doc_id)} (not a document of the gold)")
             return True
@@ -428,7 +240,7 @@ class _SubmissionReader:
         return True
 
 
-def _check_sentences(value: Any, doc: GoldDocument, where: str, problems: Problems) -> None:
+def _check_sentences(value: Any, doc: PublicDocument, where: str, problems: Problems) -> None:
     """An optional ``sentences`` copy must equal the gold's, so offsets refer to the same tokens."""
     gold = doc.sentence_digests
     if not isinstance(value, list) or len(value) != len(gold):
@@ -441,6 +253,6 @@ def _check_sentences(value: Any, doc: GoldDocument, where: str, problems: Proble
         problems.add(where, f"sentences[{k}] differs from the gold's sentence {k}; omit it or copy it from the gold")
 
 
-def symmetric_labels(settings: Mapping[str, Any]) -> frozenset[str]:
+def symmetric_labels(config: Mapping[str, Any]) -> frozenset[str]:
     """The ``symmetric_labels`` option as a set."""
-    return frozenset(settings.get("symmetric_labels", ()))
+    return frozenset(config.get("symmetric_labels", ()))

@@ -13,38 +13,43 @@ overview paper's Tables 8 and 12).
   variable other than ``unk``; a query's relevant set is those variables. Per query, trec_eval's
   ``map_cut_k`` (AP@k divides by all relevant variables, so a perfect list scores min(k, R) / R) and
   ``Rprec``, computed by pytrec_eval; per group, the mean over its queries. Groups without queries are
-  not units.
+  not units. A query the run leaves out scores 0 on every measure, as an empty list does (trec_eval's
+  ``-c``): refusing it would tell participants which sentences are queries, that is, the Task 1 answers.
 
 Formats: gold is the release TSV (``scorers.tasks.svident_format``). Task 1 submissions are
 ``{uuid: label}`` with labels "0"/"1" or 0/1; Task 2 submissions are ``{uuid: {variable_id: score}}``,
 higher scores first, ties broken as trec_eval breaks them (single-precision score, then doc id in
-descending ``strcmp`` order).
+descending ``strcmp`` order). Both are validated against the public view, ``PublicIds``: the uuids of
+the test sentences, which participants are given; never against labels or variables.
 
 Options, for tasks that reuse these scorers: ``average_by`` ("language", the official two-stage mean, or
 "group", a plain mean over groups); Task 1 ``average`` (scikit-learn's macro, weighted, micro or binary
-within a group); Task 2 ``cutoffs`` (the k of map@k; 10 must stay, it is the primary metric) and
-``missing_queries`` ("refuse", or "zero": a query the run leaves out scores 0).
+within a group); Task 2 ``cutoffs`` (the k of map@k; 10 must stay, it is the primary metric).
 
-Size limits (Task 2, ``scorers.tasks.limits``): ``max_candidates_per_query`` (10,000), ``max_candidates``
-(50,000,000 in the whole run) and ``max_variable_chars`` (1,000 characters in a variable id). The official
-test run lists 500 candidates for each of its 717 queries (358,500 in all) and no variable id of the release
-is longer than 30 characters. Scoring is linear in the run (each list is cut to the candidates that can
-reach the depth the measures look at before trec_eval sorts it), so these bound memory and the length of
-one list rather than any quadratic step. Task 1 needs no limit: every key must be a gold uuid and every
-value a label, so a Task 1 file is refused or costs what reading it costs. The gold is the organizers' file
-and is not limited.
+Size limits (Task 2, ``scorers.tasks.limits``), measured on the run alone: ``max_candidates_per_query``
+(10,000), ``max_candidates`` (50,000,000 in the whole run) and ``max_variable_chars`` (1,000 characters in a
+variable id). The official test run lists 500 candidates for each of its 717 queries (358,500 in all) and no
+variable id of the release is longer than 30 characters. Scoring is linear in the run (each list is cut, as
+it is read, to the candidates that can reach the deepest rank a measure may look at: max(largest cutoff,
+``max_relevant_per_query``)), so these bound memory and the length of one list rather than any quadratic
+step. ``max_relevant_per_query`` (50; the release has at most 31) is a limit on the gold, checked when the
+organizers' gold is loaded: R-precision looks at rank R, so that depth must be known without the gold.
+Task 1 needs no limit: every key must be a test sentence's uuid and every value a label, so a Task 1 file is
+refused or costs what reading it costs.
 
 Refused. Gold: missing columns, an is_variable other than 0/1, an empty uuid, doc_id or lang, a lang
-holding "/", a repeated uuid, rows with the wrong number of fields; for Task 2, a gold without queries. Task 1: a gold
-uuid without a label, a key that is not a gold uuid, a repeated key, any other label value (true, 0.5,
-"2"). Task 2: a key that is not a gold uuid, a repeated key, a missing query, a list that is not an
-object, a score that is not a JSON number (numeric strings, true/false), NaN or infinite scores, an
-integer score too large for a double, a run beyond a size limit.
+holding "/", a repeated uuid, rows with the wrong number of fields; for Task 2, a gold without queries and
+a sentence beyond ``max_relevant_per_query``. Task 1: a test sentence without a label, a key that is not a
+test sentence's uuid, a repeated key, any other label value (true, 0.5, "2"). Task 2: a key that is not a
+test sentence's uuid, a repeated key, a list that is not an object, a score that is not a JSON number
+(numeric strings, true/false), NaN or infinite scores, an integer score too large for a double, a run
+beyond a size limit. Every refusal depends on the file and the public uuids only; a missing query is
+scored (0), never refused.
 
 Deliberate differences from the official ``scripts/evaluate_task1.py`` and ``evaluate_task2.py``: Task 2
 pairs queries by uuid (the official script pairs by position in the file), breaks ties as trec_eval does
-(the official one by insertion order), refuses a run that leaves out a group (the official one skips the
-group), scores an empty candidate object 0 (the official one crashes) and ignores the lists of gold
+(the official one by insertion order), scores the queries of a group the run leaves out 0 (the official one
+skips the group), scores an empty candidate object 0 (the official one crashes) and ignores the lists of
 sentences that are not queries (the official one crashes on them inside a group that has queries).
 Task 1 accepts integer labels against the string gold (the official one crashes when a whole group is
 given integers). Any language code is accepted, not only en and de.
@@ -56,7 +61,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
-from scorers.base import Breakdown, MetricSpec, OptionSpec, Scorer, UnitStats
+from scorers.base import Breakdown, MetricSpec, OptionSpec, PublicIds, Scorer, UnitStats
 from scorers.errors import InvalidGold, OptionsError, Problem
 from scorers.families import classification, ranking, weighted
 from scorers.families.averaging import nested_mean
@@ -87,7 +92,7 @@ def unit_id(lang: str, doc_id: str) -> str:
     return f"{lang}/{doc_id}"
 
 
-class _SvIdentScorer(Scorer[SvIdentGold, S], Generic[S]):
+class _SvIdentScorer(Scorer[SvIdentGold, PublicIds, S], Generic[S]):
     """What both tasks share: the gold, grouping by (lang, doc_id) and averaging groups, then languages."""
 
     unit: ClassVar[str] = "group"
@@ -110,15 +115,18 @@ class _SvIdentScorer(Scorer[SvIdentGold, S], Generic[S]):
     def parse_gold(self, data: bytes) -> SvIdentGold:
         return svident_format.parse_gold(data)
 
+    def public_view(self, gold: SvIdentGold) -> PublicIds:
+        return PublicIds.of(gold.label)
+
     def aggregate(self, stats: Sequence[UnitStats]) -> dict[str, float]:
-        return nested_mean(stats, self.metric_names(), AVERAGING_LEVELS[self.settings["average_by"]])
+        return nested_mean(stats, self.metric_names(), AVERAGING_LEVELS[self.config["average_by"]])
 
     def stratum(self, unit: UnitStats) -> str | None:
         # Averaged per language, then over languages: a resample keeps each language's number of groups.
-        return str(unit["language"]) if self.settings["average_by"] == "language" else None
+        return str(unit["language"]) if self.config["average_by"] == "language" else None
 
     def weighted_metric(self, stats: Sequence[UnitStats], metric: str) -> WeightedMetric:
-        levels = AVERAGING_LEVELS[self.settings["average_by"]]
+        levels = AVERAGING_LEVELS[self.config["average_by"]]
         keys = [tuple(s[level] for level in levels) for s in stats]
         return weighted.nested_mean(weighted.unit_column(stats, metric), keys)
 
@@ -162,12 +170,12 @@ class SvIdentDetection(_SvIdentScorer[dict[str, int]]):
     choices: ClassVar[dict[str, tuple[str, ...]]] = {**_SvIdentScorer.choices, "average": classification.AVERAGES}
     submission_format = 'JSON object {uuid: label}, label "0"/"1" or 0/1, for every gold sentence'
 
-    def parse_submission(self, data: bytes, gold: SvIdentGold) -> dict[str, int]:
-        return svident_format.parse_labels(data, gold)
+    def parse_submission(self, data: bytes, public: PublicIds) -> dict[str, int]:
+        return svident_format.parse_labels(data, public)
 
     def unit_stats(self, gold: SvIdentGold, submission: dict[str, int]) -> dict[str, UnitStats]:
         items = ((gold.group[uuid], label, submission[uuid]) for uuid, label in gold.label.items())
-        scored = classification.group_prf(items, average=self.settings["average"])
+        scored = classification.group_prf(items, average=self.config["average"])
         return {
             unit_id(lang, doc_id): {"language": lang, "document": doc_id, "sentences": prf.size, **prf.metrics()}
             for (lang, doc_id), prf in scored.items()
@@ -197,18 +205,12 @@ class SvIdentDisambiguation(_SvIdentScorer[dict[str, dict[str, float]]]):
     )
     options = (
         OptionSpec("cutoffs", [1, 5, 10, 20], "the k of the map@k metrics; must include 10 (the primary metric)"),
-        OptionSpec(
-            "missing_queries",
-            "refuse",
-            "'refuse': a run must hold every query (the official definition); 'zero': a missing query scores 0",
-        ),
         AVERAGE_BY,
         *RunLimits.options(),
     )
-    choices: ClassVar[dict[str, tuple[str, ...]]] = {**_SvIdentScorer.choices, "missing_queries": ("refuse", "zero")}
     submission_format = (
-        "JSON object {uuid: {variable_id: score}}, higher scores rank first, finite JSON numbers; every query "
-        "sentence (is_variable 1 with a variable other than unk) needs an object ({} for none)"
+        "JSON object {uuid: {variable_id: score}} for any of the test sentences, higher scores rank first, finite "
+        "JSON numbers; only the sentences that mention variables are scored, and one left out scores 0"
     )
 
     @classmethod
@@ -223,10 +225,10 @@ class SvIdentDisambiguation(_SvIdentScorer[dict[str, dict[str, float]]]):
         return value
 
     def metric_names(self) -> list[str]:
-        return ranking.measure_names(self.settings["cutoffs"])
+        return ranking.measure_names(self.config["cutoffs"])
 
     def parse_gold(self, data: bytes) -> SvIdentGold:
-        gold = svident_format.parse_gold(data)
+        gold = svident_format.parse_gold(data, RunLimits.from_config(self.config))
         if not gold.relevant:
             raise InvalidGold(
                 [
@@ -237,18 +239,12 @@ class SvIdentDisambiguation(_SvIdentScorer[dict[str, dict[str, float]]]):
             )
         return gold
 
-    def parse_submission(self, data: bytes, gold: SvIdentGold) -> dict[str, dict[str, float]]:
-        return svident_format.parse_run(
-            data,
-            gold,
-            self.settings["cutoffs"],
-            require_queries=self.settings["missing_queries"] == "refuse",
-            limits=RunLimits.from_settings(self.settings),
-        )
+    def parse_submission(self, data: bytes, public: PublicIds) -> dict[str, dict[str, float]]:
+        return svident_format.parse_run(data, public, self.config["cutoffs"], limits=RunLimits.from_config(self.config))
 
     def unit_stats(self, gold: SvIdentGold, submission: dict[str, dict[str, float]]) -> dict[str, UnitStats]:
         qrels = {uuid: dict.fromkeys(variables, 1) for uuid, variables in gold.relevant.items()}
-        per_query = ranking.evaluate(qrels, submission, self.settings["cutoffs"], missing_as_zero=True)
+        per_query = ranking.evaluate(qrels, submission, self.config["cutoffs"], missing_as_zero=True)
         names = self.metric_names()
         groups: dict[tuple[str, str], list[dict[str, float]]] = {}
         for uuid, measures in per_query.items():

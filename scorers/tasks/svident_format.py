@@ -5,9 +5,10 @@ research_data, doc_id, uuid, lang (any order; extra columns are ignored), read w
 tab mode because a few release rows quote a field. ``variable`` is a ``;``-separated list that may hold
 ``unk``. Fields are stripped of surrounding white space; empty list items are ignored. Task 1
 submissions are ``{uuid: label}``, Task 2 submissions ``{uuid: {variable_id: score}}`` within the size
-limits of ``RunLimits``. This module only validates and builds typed values; ``scorers.tasks.svident``
-scores them. Every problem is collected with its place (line of the gold, key of the submission) and
-what was expected.
+limits of ``RunLimits``. Submissions are validated against the public view, the uuids of the sentences that
+participants are given (``PublicIds``), never against the gold's labels or variables. This module only validates and
+builds typed values; ``scorers.tasks.svident`` scores them. Every problem is collected with its place
+(line of the gold, key of the submission) and what was expected.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from scorers.base import PublicIds
 from scorers.errors import InvalidGold, InvalidSubmission, Problem, Problems
 from scorers.families import ranking
 from scorers.io import gc_paused, iter_json_object, iter_tsv, load_json
-from scorers.tasks.limits import Limits, bound
+from scorers.tasks.limits import SizeLimits, bound
 
 COLUMNS = ("sentence", "is_variable", "variable", "research_data", "doc_id", "uuid", "lang")
 #: The tag annotators used for a mention they could not link to one variable; never relevant.
@@ -29,7 +31,7 @@ LABEL_VALUES = '"0", "1", 0, 1'
 
 
 @dataclass(frozen=True)
-class RunLimits(Limits):
+class RunLimits(SizeLimits):
     """Size limits of a Task 2 run; the real maxima are 500 candidates a query, 358,500 in all and ids of 30
     characters (the official test run), so the defaults only refuse what no system produces."""
 
@@ -38,6 +40,11 @@ class RunLimits(Limits):
         50_000_000, "candidates accepted in the whole run (room for 100 copies of the official test run)"
     )
     variable_chars: int = bound(1_000, "characters accepted in one variable id")
+    relevant_per_query: int = bound(
+        50,
+        "relevant variables accepted for one sentence of the gold (the release has at most 31); each candidate "
+        "list is kept to the top max(this, largest cutoff), the ranks the measures may look at",
+    )
 
 
 @dataclass(frozen=True)
@@ -78,8 +85,9 @@ def _kind(value: Any) -> str:
 
 
 @gc_paused()  # many small containers, no cycles: see scorers.io.gc_paused
-def parse_gold(data: bytes) -> SvIdentGold:
-    """Validate the release TSV; refuse missing columns, bad labels, empty or repeated uuids.
+def parse_gold(data: bytes, limits: RunLimits | None = None) -> SvIdentGold:
+    """Validate the release TSV; refuse missing columns, bad labels, empty or repeated uuids, and, with
+    ``limits`` (Task 2), a sentence with more relevant variables than ``limits.relevant_per_query``.
 
     Rows are read and checked one at a time (``iter_tsv``), so only what the gold keeps of each is held.
     """
@@ -132,6 +140,12 @@ def parse_gold(data: bytes) -> SvIdentGold:
         variables = frozenset(v.strip() for v in row[at["variable"]].split(";")) - {"", UNKNOWN_VARIABLE}
         if is_variable == "1" and variables:
             relevant[uuid] = variables
+            if limits is not None and len(variables) > limits.relevant_per_query:
+                problems.add(
+                    f"line {line}",
+                    f"uuid {show(uuid)} has "
+                    + limits.exceeded("relevant_per_query", len(variables), "relevant variables"),
+                )
     if not sentences:
         raise InvalidGold([Problem("", "the file has a header row but no sentences")])
     problems.raise_if_any()
@@ -168,13 +182,14 @@ def _top_object(data: bytes, shape: str) -> dict[str, Any]:
 
 
 @gc_paused()
-def parse_labels(data: bytes, gold: SvIdentGold) -> dict[str, int]:
-    """Task 1: ``{uuid: label}`` with a label "0"/"1" or 0/1 for every gold uuid and nothing else."""
+def parse_labels(data: bytes, public: PublicIds) -> dict[str, int]:
+    """Task 1: ``{uuid: label}`` with a label "0"/"1" or 0/1 for every test sentence and nothing else."""
     submitted = _top_object(data, '{uuid: label} with labels "0"/"1" or 0/1')
     problems = Problems(InvalidSubmission)
     labels: dict[str, int] = {}
+    known = public.known
     for key, value in submitted.items():
-        if key not in gold.label:
+        if key not in known:
             problems.add(where(key), "is not a uuid of a gold sentence")
         elif type(value) is str and value in ("0", "1"):
             labels[key] = int(value)
@@ -182,40 +197,37 @@ def parse_labels(data: bytes, gold: SvIdentGold) -> dict[str, int]:
             labels[key] = value
         else:
             problems.add(where(key), f"label {show(value)} is not one of {LABEL_VALUES}")
-    _missing(gold.label, submitted, problems, f"every gold sentence needs a label ({LABEL_VALUES})")
+    _missing(public.ids, submitted, problems, f"every gold sentence needs a label ({LABEL_VALUES})")
     problems.raise_if_any()
     return labels
 
 
 @gc_paused()
 def parse_run(
-    data: bytes,
-    gold: SvIdentGold,
-    cutoffs: Collection[int],
-    *,
-    require_queries: bool,
-    limits: RunLimits = RunLimits(),
+    data: bytes, public: PublicIds, cutoffs: Collection[int], *, limits: RunLimits = RunLimits()
 ) -> dict[str, dict[str, float]]:
-    """Task 2: ``{uuid: {variable_id: score}}`` with finite number scores; returns the queries' lists.
+    """Task 2: ``{uuid: {variable_id: score}}`` with finite number scores, for any of the test sentences.
 
-    Lists of gold sentences that are not queries are validated, then dropped. Each query's list is
-    pruned to the candidates that can reach the depth its measures look at (``ranking.prune``) as soon
-    as it is read, so a huge run is never held whole: only its text and the pruned lists.
+    Which sentences are queries is the answer, so no list is required and every one is validated alike;
+    scoring looks at the queries' lists and counts a missing query as 0. Each list is pruned to the
+    candidates that can reach the deepest rank any measure may look at, max(largest cutoff,
+    ``limits.relevant_per_query``) (``ranking.prune``), as soon as it is read, so a huge run is never held
+    whole: only its text and the pruned lists.
     """
     shape = "{uuid: {variable_id: score}}"
     problems = Problems(InvalidSubmission)
     run: dict[str, dict[str, float]] = {}
-    submitted: set[str] = set()
+    keep = ranking.depth(cutoffs, limits.relevant_per_query)
+    known = public.known
     total = 0
     # Parsed whole, a run takes more than twice its file in objects. The refusals of the whole file come
     # first, as load_json gives them (iter_json_object), then the total, then the entries' problems.
     for key, candidates in iter_json_object(data, lambda value: _not_object(shape, value)):
-        submitted.add(key)
         if isinstance(candidates, dict):
             total += len(candidates)
         if total > limits.candidates:
             continue  # the run is refused as a whole below; reading on only finds any syntax error
-        if key not in gold.label:
+        if key not in known:
             problems.add(where(key), "is not a uuid of a gold sentence")
         elif not isinstance(candidates, dict):
             problems.add(where(key), f"expected an object {{variable_id: score}}, not {_kind(candidates)}")
@@ -225,18 +237,10 @@ def parse_run(
             _check_variables(key, candidates, limits, problems)
             and _check_scores(key, candidates, problems)
             and not problems
-            and key in gold.relevant
         ):
-            run[key] = ranking.prune(candidates, ranking.depth(cutoffs, len(gold.relevant[key])))
+            run[key] = ranking.prune(candidates, keep)
     if total > limits.candidates:
         raise InvalidSubmission([Problem("top level", limits.exceeded("candidates", total, "candidates in all"))])
-    if require_queries:
-        _missing(
-            gold.relevant,
-            submitted,
-            problems,
-            "it is a query (is_variable 1 with a variable other than unk) and needs a candidate object ({} for none)",
-        )
     problems.raise_if_any()
     return run
 

@@ -1,7 +1,8 @@
 """A tiny scorer for the application's tests: gold and submission are JSON objects ``{id: label}``.
 
-``accuracy`` is the share of gold ids labelled as in the gold. The option ``crash`` makes scoring
-raise after validation passed, as a broken scorer would (a failure the platform causes).
+``accuracy`` is the share of gold ids labelled as in the gold. Participants are given the ids (the public
+view, ``PublicIds``), never the labels. The option ``crash`` makes scoring raise after validation passed,
+as a broken scorer would (a failure the platform causes).
 """
 
 from __future__ import annotations
@@ -9,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from scorers import InvalidGold, InvalidSubmission, MetricSpec, OptionSpec, Problem, Scorer, UnitStats
+from scorers import InvalidGold, InvalidSubmission, MetricSpec, OptionSpec, Problem, PublicIds, Scorer, UnitStats
 from scorers.io import load_json
 
 NAME = "test-labels"
 
 
-class LabelScorer(Scorer[dict[str, str], dict[str, str]]):
+class LabelScorer(Scorer[dict[str, str], PublicIds, dict[str, str]]):
     name = NAME
     version = "1.0"
     title = "Labels (tests only)"
@@ -31,19 +32,22 @@ class LabelScorer(Scorer[dict[str, str], dict[str, str]]):
             raise InvalidGold([Problem("", "expected a JSON object of string labels")])
         return gold
 
-    def parse_submission(self, data: bytes, gold: dict[str, str]) -> dict[str, str]:
+    def public_view(self, gold: dict[str, str]) -> PublicIds:
+        return PublicIds.of(gold)
+
+    def parse_submission(self, data: bytes, public: PublicIds) -> dict[str, str]:
         run = load_json(data, InvalidSubmission)
         if not isinstance(run, dict):
             raise InvalidSubmission([Problem("", "expected a JSON object {id: label}")])
-        problems = [Problem(f"key {k!r}", "is not in the gold") for k in run if k not in gold]
-        problems += [Problem(f"key {k!r}", "is missing") for k in gold if k not in run]
+        problems = [Problem(f"key {k!r}", "is not in the gold") for k in run if k not in public.known]
+        problems += [Problem(f"key {k!r}", "is missing") for k in public.ids if k not in run]
         problems += [Problem(f"key {k!r}", "label must be a string") for k, v in run.items() if not isinstance(v, str)]
         if problems:
             raise InvalidSubmission(problems)
         return run
 
     def unit_stats(self, gold: dict[str, str], submission: dict[str, str]) -> dict[str, UnitStats]:
-        if self.settings["crash"]:
+        if self.config["crash"]:
             raise RuntimeError("the scorer exploded")
         return {key: {"correct": int(submission[key] == label)} for key, label in gold.items()}
 

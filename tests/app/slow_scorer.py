@@ -18,6 +18,6 @@ class SlowScorer(LabelScorer):
     options = (*LabelScorer.options, OptionSpec("seconds", 0.0, "sleep this long before computing"))
 
     def unit_stats(self, gold: dict[str, str], submission: dict[str, str]) -> dict[str, UnitStats]:
-        seconds: Any = self.settings["seconds"]
+        seconds: Any = self.config["seconds"]
         time.sleep(float(seconds))
         return super().unit_stats(gold, submission)

@@ -56,7 +56,7 @@ def score(scorer: str, gold: bytes, submission: bytes) -> dict[str, float]:
     """The metrics of a submission; ``parse_submission`` refuses it if it is malformed."""
     engine = get_scorer(scorer)
     parsed_gold = engine.parse_gold(gold)
-    return engine.compute(parsed_gold, engine.parse_submission(submission, parsed_gold)).metrics
+    return engine.compute(parsed_gold, engine.parse_submission(submission, engine.public_view(parsed_gold))).metrics
 
 
 def primary(scorer: str) -> str:

@@ -65,7 +65,7 @@ def test_every_prepared_run_is_a_valid_submission(ref: tuple[str, str, str]) -> 
     runs = Mix.prepared(["t"]).runs[ref]
     assert len(set(runs)) > 1  # the runs differ, so the leaderboard changes as they are scored
     for run in runs:
-        scorer.parse_submission(run, gold)
+        scorer.parse_submission(run, scorer.public_view(gold))
 
 
 def test_the_results_section_replaces_its_old_self_and_leaves_the_others(

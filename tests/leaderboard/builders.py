@@ -39,7 +39,7 @@ def make_candidate(
     )
 
 
-class MeanScorer(Scorer[dict[str, float], dict[str, float]]):
+class MeanScorer(Scorer[dict[str, float], None, dict[str, float]]):
     """Scores each document by one number ``x``; ``mean`` averages them, ``error`` is ``1 - mean``."""
 
     name = "mean-test"
@@ -58,7 +58,10 @@ class MeanScorer(Scorer[dict[str, float], dict[str, float]]):
     def parse_gold(self, data: bytes) -> dict[str, float]:
         raise NotImplementedError
 
-    def parse_submission(self, data: bytes, gold: dict[str, float]) -> dict[str, float]:
+    def public_view(self, gold: dict[str, float]) -> None:
+        raise NotImplementedError
+
+    def parse_submission(self, data: bytes, public: None) -> dict[str, float]:
         raise NotImplementedError
 
     def unit_stats(self, gold: dict[str, float], submission: dict[str, float]) -> dict[str, UnitStats]:

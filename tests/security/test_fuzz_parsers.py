@@ -31,7 +31,7 @@ SCORERS = seed_scorers()
 
 
 @cache
-def scorer_and_gold(name: str) -> tuple[Scorer[Any, Any], Any]:
+def scorer_and_gold(name: str) -> tuple[Scorer[Any, Any, Any], Any]:
     scorer = get_scorer(name)
     return scorer, scorer.parse_gold(example(name).gold)
 
@@ -40,7 +40,7 @@ def parse_or_refuse(name: str, data: bytes) -> None:
     """The property: refused with named problems, or accepted and then scored to sane numbers."""
     scorer, gold = scorer_and_gold(name)
     try:
-        parsed = scorer.parse_submission(data, gold)
+        parsed = scorer.parse_submission(data, scorer.public_view(gold))
     except ValidationError as exc:
         assert isinstance(exc, InvalidSubmission), type(exc)
         assert exc.problems and all(p.message for p in exc.problems)
@@ -217,7 +217,7 @@ def test_the_unmutated_example_is_accepted_bare_and_zipped(name: str) -> None:
     data = example(name).submission
     parse_or_refuse(name, data)
     scorer, gold = scorer_and_gold(name)
-    scorer.parse_submission(data, gold)  # accepted, not refused
+    scorer.parse_submission(data, scorer.public_view(gold))  # accepted, not refused
     content, inner = unpack_submission(zipped({"out/submission.json": data}))
     assert (content, inner) == (data, "out/submission.json")
 

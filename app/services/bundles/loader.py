@@ -183,7 +183,7 @@ class _Reader(KeyPathChecker):
             tasks=tuple(task for task in tasks if task is not None),
         )
 
-    def scorer(self, m: dict[str, Any], path: str) -> tuple[str, Scorer[Any, Any] | None, dict[str, Any]]:
+    def scorer(self, m: dict[str, Any], path: str) -> tuple[str, Scorer[Any, Any, Any] | None, dict[str, Any]]:
         """The scorer's name, an instance with the options checked, and the options as given."""
         name = self.text(m, "scorer", path)
         given = m.get("scorer_options")
@@ -223,7 +223,9 @@ class _Reader(KeyPathChecker):
             phases=tuple(phase for phase in phases if phase is not None),
         )
 
-    def phase(self, value: Any, path: str, taken: dict[str, str], scorer: Scorer[Any, Any] | None) -> PhaseSpec | None:
+    def phase(
+        self, value: Any, path: str, taken: dict[str, str], scorer: Scorer[Any, Any, Any] | None
+    ) -> PhaseSpec | None:
         m = self.mapping(value, path, PHASE_KEYS)
         if m is None:
             return None
@@ -266,7 +268,7 @@ class _Reader(KeyPathChecker):
             max_upload_bytes=max_upload_bytes,
         )
 
-    def gold(self, m: dict[str, Any], path: str, scorer: Scorer[Any, Any] | None) -> BundleFile | None:
+    def gold(self, m: dict[str, Any], path: str, scorer: Scorer[Any, Any, Any] | None) -> BundleFile | None:
         """The phase's gold, parsed with the task's scorer so that a bad gold is refused now, not at scoring."""
         if "gold" not in m:
             return None  # reported as a missing key
@@ -289,7 +291,12 @@ class _Reader(KeyPathChecker):
         return gold
 
     def inputs(
-        self, entry: dict[str, Any], path: str, phase: str, gold: BundleFile | None, scorer: Scorer[Any, Any] | None
+        self,
+        entry: dict[str, Any],
+        path: str,
+        phase: str,
+        gold: BundleFile | None,
+        scorer: Scorer[Any, Any, Any] | None,
     ) -> BundleFile | None:
         """The participants' inputs derived from the gold (the answers removed)."""
         if gold is None or scorer is None:

@@ -1,9 +1,11 @@
 """Parsed gold files, cached per process.
 
 Parsing a phase's gold takes longer than most requests should, and every upload and every scoring
-job needs it. The cache key includes the gold's sha256 and the scorer's name and options, so a
-changed gold or scorer setting can never be served from a stale entry. Concurrent misses for the
-same key parse once: the others wait for that result.
+job needs it. An entry holds the gold beside its public view (what participants are given: ids,
+sentences, documents): uploads are validated against the public view alone, so that no refusal can
+depend on the answers; only scoring reads ``gold``. The cache key includes the gold's sha256 and the
+scorer's name and options, so a changed gold or scorer setting can never be served from a stale entry.
+Concurrent misses for the same key parse once: the others wait for that result.
 """
 
 from __future__ import annotations
@@ -27,8 +29,11 @@ GoldKey = tuple[int, str, str, str]
 
 @dataclass(frozen=True)
 class ParsedGold:
-    scorer: Scorer[Any, Any]
+    scorer: Scorer[Any, Any, Any]
+    #: The gold, answers included: for scoring only.
     gold: Any
+    #: ``scorer.public_view(gold)``: what submissions are validated against.
+    public: Any
 
 
 def gold_key(phase_id: int, gold_sha256: str, scorer: str, options: Mapping[str, Any]) -> GoldKey:
@@ -67,7 +72,8 @@ class GoldCache:
             try:
                 _, _, name, options = key
                 scorer = get_scorer(name, json.loads(options))
-                parsed = ParsedGold(scorer, scorer.parse_gold(gold_bytes()))
+                gold = scorer.parse_gold(gold_bytes())
+                parsed = ParsedGold(scorer, gold, scorer.public_view(gold))
                 with self._lock:
                     if self.size > 0:
                         self._entries[key] = parsed

@@ -12,7 +12,8 @@ from scorers import unpack_submission
 
 def validate(gold: ParsedGold, data: bytes, limits: Limits) -> Any:
     """The submission in ``data`` (a file, or a zip holding it, unpacked within ``limits``) parsed
-    against the gold, ready for ``gold.scorer.compute``. Raises the scorer's ``ValidationError``
-    listing the problems (a bad zip is one of them)."""
+    against the gold's public view (never its answers, so that no refusal can depend on them), ready
+    for ``gold.scorer.compute``. Raises the scorer's ``ValidationError`` listing the problems (a bad
+    zip is one of them)."""
     content, _ = unpack_submission(data, max_bytes=limits.max_unzipped_bytes, max_entries=limits.max_zip_entries)
-    return gold.scorer.parse_submission(content, gold.gold)
+    return gold.scorer.parse_submission(content, gold.public)

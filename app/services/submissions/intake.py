@@ -164,7 +164,7 @@ def _validate(session: Session, plan: _Plan, upload: Upload, limits: Limits, gol
         content, _ = unpack_submission(
             upload.data, max_bytes=limits.max_unzipped_bytes, max_entries=limits.max_zip_entries
         )
-        parsed.scorer.parse_submission(content, parsed.gold)
+        parsed.scorer.parse_submission(content, parsed.public)
     except ValidationError as exc:
         raise InvalidInput(
             exc.summary().splitlines()[0],

@@ -287,7 +287,7 @@ def test_role_work_counts_clean_up_pairs_similarity_pairs_and_token_pairs() -> N
     # clean-up: 3 * 2 / 2 = 3 pairs; similarity: 3 gold mentions * 3 texts = 9; tokens: 6 * (2 + 1 + 4) = 42
     assert role_work(texts, (3, 6)) == (3 + 9, 42)
     assert role_work(texts, (3, 6), join=False) == (9, 42)
-    assert role_work(texts, None) == (3, 0)  # a role the gold does not fill is only cleaned up
+    assert role_work(texts, (0, 0)) == (3, 0)  # a role the gold does not fill is only cleaned up
     assert role_work(set(), (3, 6)) == (0, 0)
 
 
@@ -336,7 +336,7 @@ def test_role_work_bounds_what_the_similarities_compute(
     comparisons = token_pairs = 0
     for _, roles in raw:
         for role, texts in roles.items():
-            c, t = role_work(set(texts), sizes.get(role), join=False)
+            c, t = role_work(set(texts), sizes.get(role, (0, 0)), join=False)
             comparisons += c
             token_pairs += t
     cache: dict[tuple[str, str], float] = {}

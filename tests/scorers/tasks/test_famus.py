@@ -12,55 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scorers.errors import InvalidGold, InvalidSubmission, OptionsError, ValidationError
-from scorers.registry import get_scorer
 from tests.conftest import require_shared
-
-
-def jsonl(*lines: Any) -> bytes:
-    return "\n".join(json.dumps(line) for line in lines).encode()
-
-
-def as_json(value: Any) -> bytes:
-    return json.dumps(value).encode()
-
-
-def problems(error: ValidationError) -> list[str]:
-    return [str(problem) for problem in error.problems]
-
-
-# -- famus-cdae: a small hand-computed case -------------------------------------------------------
-PAUSE: dict[str, Any] = {
-    "incident_type": "Pause",
-    "Place": [],
-    "Time": [[["April 24 , 2009", 30, 44, 4, 7, "Time"]]],
-    "Agent": [[["the airline"]]],
-    "Activity": [[["all of its operations"]]],
-    "template-spans": [2, 3, 4],
-}
-GOLD: list[dict[str, Any]] = [
-    # the template is listed twice and counts once: 3 gold mentions
-    {"docid": "A", "templates": [PAUSE, PAUSE]},
-    # no gold template and nothing predicted: the empty-document rule adds 1 to every sum
-    {"docid": "B", "templates": []},
-    # left out of the submission: its gold mention only counts in recall
-    {"docid": "C", "templates": [{"incident_type": "Stop", "Agent": [[["Microsoft"]], []]}]},
-]
-SUBMISSION: dict[str, Any] = {
-    "A": [
-        {
-            "incident_type": "Pause",
-            "Time": [["April 24 , 2009"]],
-            "Agent": ["the airline"],  # a bare string is the whole text
-            "Activity": [["operations", 5, 6]],  # offsets after the text are ignored
-            "Invented": [["x"]],
-        }
-    ],
-    "B": [],
-}
-
-
-def cdae(options: dict[str, Any] | None = None) -> Any:
-    return get_scorer("famus-cdae", options)
+from tests.scorers.tasks.famus_data import GOLD, SUBMISSION, SV_GOLD, as_json, cdae, jsonl, sv
 
 
 def test_cdae_hand_computed() -> None:
@@ -167,7 +120,7 @@ def test_cdae_submission_refusals(submission: Any, where: str, message: str) -> 
     scorer = cdae()
     gold = scorer.parse_gold(jsonl(*GOLD))
     with pytest.raises(InvalidSubmission) as info:
-        scorer.parse_submission(as_json(submission), gold)
+        scorer.parse_submission(as_json(submission), scorer.public_view(gold))
     (problem,) = info.value.problems
     assert where in problem.where
     assert message in problem.message
@@ -186,7 +139,7 @@ def test_cdae_submission_refusals(submission: Any, where: str, message: str) -> 
 def test_cdae_submission_file_refusals(data: bytes, message: str) -> None:
     scorer = cdae()
     with pytest.raises(InvalidSubmission) as info:
-        scorer.parse_submission(data, scorer.parse_gold(jsonl(*GOLD)))
+        scorer.parse_submission(data, scorer.public_view(scorer.parse_gold(jsonl(*GOLD))))
     assert message in str(info.value)
 
 
@@ -194,7 +147,7 @@ def test_cdae_submission_problems_are_collected_in_one_pass() -> None:
     scorer = cdae()
     bad = {"Z": [], "A": [{"incident_type": "P", "Agent": "x", "Time": [1, 2]}], "C": "none"}
     with pytest.raises(InvalidSubmission) as info:
-        scorer.parse_submission(as_json(bad), scorer.parse_gold(jsonl(*GOLD)))
+        scorer.parse_submission(as_json(bad), scorer.public_view(scorer.parse_gold(jsonl(*GOLD))))
     # unknown Z, A's string role and two bad fillers, C's value
     assert info.value.total == 5
 
@@ -275,7 +228,9 @@ def test_cdae_subset_equals_restricted_gold(seed: int) -> None:
     chosen = ["d1", "d4", "d5", "d11"]
     scorer = cdae()
     parsed = scorer.parse_gold(jsonl(*gold))
-    subset = scorer.compute(parsed, scorer.parse_submission(as_json(submission), parsed), units=chosen)
+    subset = scorer.compute(
+        parsed, scorer.parse_submission(as_json(submission), scorer.public_view(parsed)), units=chosen
+    )
     restricted_gold = [line for line in gold if line["docid"] in chosen]
     restricted_submission = {k: v for k, v in submission.items() if k in chosen}
     alone = scorer.score(jsonl(*restricted_gold), as_json(restricted_submission))
@@ -291,115 +246,6 @@ def test_cdae_real_case_is_order_independent() -> None:
     reordered = dict(reversed(list(submission.items())))
     report = cdae().score("\n".join(gold_lines).encode(), as_json(reordered))
     assert report.metrics == pytest.approx(expected, abs=1e-9)
-
-
-# -- famus-sv -------------------------------------------------------------------------------------
-SV_GOLD: list[dict[str, Any]] = [
-    {"instance_id": "i1", "frame": "Cure", "valid_source": True, "bool_generated": False},
-    {"instance_id": "i2", "frame": "Cure", "valid_source": False, "bool_generated": True},
-    {"instance_id": "i3", "frame": "Kidnapping", "valid_source": True},
-    {"instance_id": "i4", "valid_source": False},
-]
-
-
-def sv() -> Any:
-    return get_scorer("famus-sv")
-
-
-def test_sv_hand_computed() -> None:
-    # i1 TP, i2 FP, i3 FN, i4 TN: accuracy 2/4, P = 1/2, R = 1/2, F1 = 1/2
-    report = sv().score(jsonl(*SV_GOLD), as_json({"i1": 1, "i2": True, "i3": False, "i4": 0}))
-    assert report.metrics == {"accuracy": 0.5, "precision": 0.5, "recall": 0.5, "f1": 0.5}
-    # by frame: Cure has i1 (TP) and i2 (FP): P = 1/2, R = 1; Kidnapping has i3 (FN); i4 has no frame
-    frames = report.breakdown["frame"]
-    assert set(report.breakdown) == {"frame"}
-    assert set(frames) == {"Cure", "Kidnapping"}
-    assert frames["Cure"] == {"accuracy": 0.5, "precision": 0.5, "recall": 1.0, "f1": pytest.approx(2 / 3)}
-    assert frames["Kidnapping"]["recall"] == 0.0
-    assert report.units["i2"] == {"gold": 0, "predicted": 1}
-
-
-def test_sv_without_frames_has_no_breakdown() -> None:
-    report = sv().score(jsonl({"instance_id": "x", "valid_source": 1}), as_json({"x": 1}))
-    assert report.breakdown == {}
-    assert report.metrics["f1"] == 1.0
-
-
-@pytest.mark.parametrize(
-    ("submission", "where", "message"),
-    [
-        ({"i1": 1, "i2": 0, "i3": 1}, '"i4"', "has no label"),
-        ({"i1": 1, "i2": 0, "i3": 1, "i4": 0, "i5": 1}, '"i5"', "is not an instance_id of the gold"),
-        ({"i1": "1", "i2": 0, "i3": 1, "i4": 0}, '"i1"', "must be 0, 1, true or false"),
-        ({"i1": 1.0, "i2": 0, "i3": 1, "i4": 0}, '"i1"', "not 1.0"),
-        ({"i1": 2, "i2": 0, "i3": 1, "i4": 0}, '"i1"', "not 2"),
-        ({"i1": "yes", "i2": 0, "i3": 1, "i4": 0}, '"i1"', 'not "yes"'),
-        ({"i1": None, "i2": 0, "i3": 1, "i4": 0}, '"i1"', "not null"),
-    ],
-)
-def test_sv_submission_refusals(submission: Any, where: str, message: str) -> None:
-    scorer = sv()
-    with pytest.raises(InvalidSubmission) as info:
-        scorer.parse_submission(as_json(submission), scorer.parse_gold(jsonl(*SV_GOLD)))
-    (problem,) = info.value.problems
-    assert where in problem.where
-    assert message in problem.message
-
-
-@pytest.mark.parametrize(
-    ("data", "message"),
-    [
-        (b"", "the file is empty"),
-        (b"i1,1\ni2,0\n", "not valid JSON"),
-        (b"[1, 0, 1, 0]", "labels are matched by id, not by position"),
-        (b'{"i1": 1, "i2": 0, "i3": 1, "i4": 0, "i1": 0}', "appears more than once"),
-        (b'{"i1": 1, "i2": 0', "not valid JSON"),
-    ],
-)
-def test_sv_submission_file_refusals(data: bytes, message: str) -> None:
-    scorer = sv()
-    with pytest.raises(InvalidSubmission) as info:
-        scorer.parse_submission(data, scorer.parse_gold(jsonl(*SV_GOLD)))
-    assert message in str(info.value)
-
-
-@pytest.mark.parametrize(
-    ("line", "message"),
-    [
-        ("i9", 'expected an object with "instance_id"'),
-        ({"valid_source": True}, '"instance_id" must be a string'),
-        ({"instance_id": "i1", "valid_source": True}, "appears more than once in the gold"),
-        ({"instance_id": "i9", "valid_source": "yes"}, '"valid_source" must be true or false'),
-        ({"instance_id": "i9"}, '"valid_source" must be true or false'),
-        ({"instance_id": "i9", "valid_source": True, "frame": 3}, '"frame" must be a string'),
-    ],
-)
-def test_sv_gold_refusals(line: Any, message: str) -> None:
-    with pytest.raises(InvalidGold) as info:
-        sv().parse_gold(jsonl(SV_GOLD[0], line))
-    (problem,) = info.value.problems
-    assert problem.where == "line 2"
-    assert message in problem.message
-
-
-def test_sv_order_independence_and_subset() -> None:
-    rng = random.Random(3)
-    gold = [{"instance_id": f"i{k}", "frame": rng.choice("XYZ"), "valid_source": rng.random() < 0.4} for k in range(40)]
-    submission = {line["instance_id"]: rng.choice([0, 1, True, False]) for line in gold}
-    scorer = sv()
-    expected = scorer.score(jsonl(*gold), as_json(submission))
-    shuffled_gold = gold[:]
-    rng.shuffle(shuffled_gold)
-    reordered = dict(reversed(list(submission.items())))
-    assert scorer.score(jsonl(*shuffled_gold), as_json(reordered)).metrics == expected.metrics
-    chosen = [f"i{k}" for k in range(0, 40, 3)]
-    parsed = scorer.parse_gold(jsonl(*gold))
-    subset = scorer.compute(parsed, scorer.parse_submission(as_json(submission), parsed), units=chosen)
-    alone = scorer.score(
-        jsonl(*[line for line in gold if line["instance_id"] in chosen]),
-        as_json({k: v for k, v in submission.items() if k in chosen}),
-    )
-    assert subset.metrics == alone.metrics
 
 
 # -- fuzzing: nothing but ValidationError ---------------------------------------------------------
@@ -431,7 +277,7 @@ def test_arbitrary_bytes_are_refused_or_parsed(data: bytes) -> None:
         except ValidationError:
             gold = scorer.parse_gold(jsonl(*(GOLD if scorer.name == "famus-cdae" else SV_GOLD)))
         with contextlib.suppress(ValidationError):
-            scorer.parse_submission(data, gold)
+            scorer.parse_submission(data, scorer.public_view(gold))
 
 
 @FUZZ
@@ -444,7 +290,7 @@ def test_mutated_cdae_files_never_crash(data: st.DataObject) -> None:
     except ValidationError:
         gold = scorer.parse_gold(jsonl(*GOLD))
     try:
-        submission = scorer.parse_submission(as_json(_mutate(SUBMISSION, data.draw)), gold)
+        submission = scorer.parse_submission(as_json(_mutate(SUBMISSION, data.draw)), scorer.public_view(gold))
     except ValidationError:
         return
     report = scorer.compute(gold, submission)
@@ -463,139 +309,7 @@ def test_mutated_sv_files_never_crash(data: st.DataObject) -> None:
         gold = scorer.parse_gold(jsonl(*SV_GOLD))
     submission = {line["instance_id"]: 1 for line in SV_GOLD}
     try:
-        parsed = scorer.parse_submission(as_json(_mutate(submission, data.draw)), gold)
+        parsed = scorer.parse_submission(as_json(_mutate(submission, data.draw)), scorer.public_view(gold))
     except ValidationError:
         return
     assert set(scorer.compute(gold, parsed).metrics) == {"accuracy", "precision", "recall", "f1"}
-
-
-# -- famus-cdae: size limits ----------------------------------------------------------------------
-def cdae_refusal(submission: Any, options: dict[str, Any] | None = None) -> list[str]:
-    """The problems ``parse_submission`` refuses ``submission`` with (the test fails if it is accepted)."""
-    scorer = cdae(options)
-    with pytest.raises(InvalidSubmission) as info:
-        scorer.parse_submission(as_json(submission), scorer.parse_gold(jsonl(*GOLD)))
-    return problems(info.value)
-
-
-def with_template(docid: str, template: dict[str, Any], copies: int = 1) -> dict[str, Any]:
-    return {**SUBMISSION, docid: [template] * copies}
-
-
-def test_cdae_templates_per_document_limit() -> None:
-    template = SUBMISSION["A"][0]
-    report = cdae({"max_templates_per_document": 2}).score(jsonl(*GOLD), as_json(with_template("A", template, 2)))
-    assert report.units["A"]["predicted"] == 2 * 4  # predicted templates are not collapsed
-    assert cdae_refusal(with_template("A", template, 3), {"max_templates_per_document": 2}) == [
-        'document "A": 3 templates; at most 2 are accepted (option max_templates_per_document)'
-    ]
-
-
-def test_cdae_fillers_per_role_limit() -> None:
-    # 500 distinct fillers (the default limit) are accepted, 501 are not; a repeated filler counts as listed.
-    fillers = [[f"x{i}"] for i in range(500)]
-    report = cdae().score(jsonl(*GOLD), as_json(with_template("C", {"incident_type": "Stop", "Agent": fillers})))
-    assert report.units["C"]["predicted"] == 500
-    assert cdae_refusal(with_template("C", {"incident_type": "Stop", "Agent": [*fillers, ["x0"]]})) == [
-        'document "C", template 0, role "Agent": 501 fillers; at most 500 are accepted (option max_fillers_per_role)'
-    ]
-
-
-def test_cdae_filler_length_limit() -> None:
-    longest = "w" * 3000
-    report = cdae().score(jsonl(*GOLD), as_json(with_template("C", {"incident_type": "Stop", "Agent": [longest]})))
-    assert report.units["C"]["predicted"] == 1
-    assert cdae_refusal(with_template("C", {"incident_type": "Stop", "Agent": ["x", ["w" * 3001, 0, 1]]})) == [
-        'document "C", template 0, role "Agent", filler 1: the text has 3001 characters; at most 3000 are accepted '
-        "(option max_filler_chars)"
-    ]
-
-
-# What SUBMISSION costs, role by role of document A (gold: Time "April 24 , 2009" (4 tokens), Agent "the
-# airline" (2), Activity "all of its operations" (4); one mention each):
-#   comparisons: one filler per role, so no clean-up pair; similarity pairs 1 x 1 for Time, Agent and
-#   Activity, none for Invented (not a gold role): 3. Token pairs: Time 4 x 4, Agent 2 x 2, Activity 4 x 1
-#   ("operations"): 16 + 4 + 4 = 24. Documents B (no template) and C (left out) cost nothing.
-def test_cdae_comparisons_limit() -> None:
-    assert cdae({"max_comparisons": 3}).score(jsonl(*GOLD), as_json(SUBMISSION)).metrics["ceaf_rme_phi3_p"] == 0.6
-    assert cdae_refusal(SUBMISSION, {"max_comparisons": 2}) == [
-        'document "A", template 0, role "Time": the submission would cost 3 string comparisons in all, the most (1) '
-        "for this role; at most 2 are accepted (option max_comparisons)"
-    ]
-
-
-def test_cdae_comparisons_count_the_clean_up_pairs() -> None:
-    # Agent in C: 3 distinct fillers ('x' twice), 3 * 2 / 2 = 3 clean-up pairs, and 3 pairs with the one gold
-    # mention 'Microsoft': 6, plus the 3 of document A.
-    agent = {"incident_type": "Stop", "Agent": [["x"], ["y"], ["z"], ["x"]]}
-    parsed = cdae({"max_comparisons": 9}).parse_submission(
-        as_json(with_template("C", agent)), cdae().parse_gold(jsonl(*GOLD))
-    )
-    assert parsed["C"][0].mentions == {"Agent": 3}
-    (message,) = cdae_refusal(with_template("C", agent), {"max_comparisons": 8})
-    assert message.startswith('document "C", template 0, role "Agent": the submission would cost 9 string comparisons')
-    # Without the clean-up, only the 3 + 3 similarity pairs remain.
-    separate = cdae({"max_comparisons": 6, "join_substrings": False}).score(
-        jsonl(*GOLD), as_json(with_template("C", agent))
-    )
-    assert separate.units["C"]["predicted"] == 3
-
-
-def test_cdae_token_pairs_limit() -> None:
-    report = cdae({"max_token_pairs": 24}).score(jsonl(*GOLD), as_json(SUBMISSION))
-    assert report.metrics == cdae().score(jsonl(*GOLD), as_json(SUBMISSION)).metrics
-    assert cdae_refusal(SUBMISSION, {"max_token_pairs": 23}) == [
-        'document "A", template 0, role "Time": the submission would cost 24 token pairs in all, the most (16) '
-        "for this role; at most 23 are accepted (option max_token_pairs)"
-    ]
-
-
-def test_cdae_gold_is_held_to_the_part_limits() -> None:
-    options = {"max_templates_per_document": 1, "max_fillers_per_role": 2, "max_filler_chars": 10}
-    lines = [
-        {"docid": "T", "templates": [{"incident_type": "F"}, {"incident_type": "G"}]},
-        {"docid": "M", "templates": [{"incident_type": "F", "R": [[["a"], ["b"]], [["c"]]]}]},
-        {"docid": "L", "templates": [{"incident_type": "F", "R": [[["0123456789x"]]]}]},
-        {"docid": "OK", "templates": [{"incident_type": "F", "R": [[["0123456789"]], [["b"]]]}]},
-    ]
-    with pytest.raises(InvalidGold) as info:
-        cdae(options).parse_gold(jsonl(*lines))
-    assert problems(info.value) == [
-        'line 1, document "T": 2 templates; at most 1 are accepted (option max_templates_per_document)',
-        'line 2, templates[0], role "R": 3 mentions; at most 2 are accepted (option max_fillers_per_role)',
-        'line 3, templates[0], role "R", entity 0, mention 0: the mention text has 11 characters; at most 10 are '
-        "accepted (option max_filler_chars)",
-    ]
-
-
-def test_cdae_absurd_submissions_are_refused_before_the_clean_up() -> None:
-    # Joining 100,000 fillers of one role would test 5 billion pairs; ten roles of 500 fillers 1.2 million.
-    # Both are refused by parse_submission, which cleans nothing up until every limit has been checked.
-    scorer = cdae()
-    gold = scorer.parse_gold(jsonl(*GOLD))
-    huge = {"incident_type": "Stop", "Agent": [[f"filler {i}"] for i in range(100_000)]}
-    with pytest.raises(InvalidSubmission) as info:
-        scorer.parse_submission(as_json({"C": [huge]}), gold)
-    assert problems(info.value) == [
-        'document "C", template 0, role "Agent": 100000 fillers; at most 500 are accepted (option max_fillers_per_role)'
-    ]
-    wide = {"incident_type": "Stop", **{f"R{r}": [[f"{r} {i}"] for i in range(500)] for r in range(10)}}
-    with pytest.raises(InvalidSubmission) as info:
-        scorer.parse_submission(as_json({"C": [wide]}), gold)
-    # 10 roles * 500 * 499 / 2 pairs; none is a gold role, so no similarity pair.
-    assert problems(info.value) == [
-        'document "C", template 0, role "R0": the submission would cost 1247500 string comparisons in all, the '
-        "most (124750) for this role; at most 500000 are accepted (option max_comparisons)"
-    ]
-    with pytest.raises(InvalidSubmission, match="the text has 10000000 characters"):
-        scorer.parse_submission(as_json({"C": [{"incident_type": "Stop", "Agent": ["x" * 10_000_000]}]}), gold)
-
-
-def test_sv_absurd_submission_is_refused_key_by_key() -> None:
-    # famus-sv needs no limit: 50,000 unknown ids cost one look-up each; 20 are listed, all are counted.
-    scorer = sv()
-    labels = {line["instance_id"]: 1 for line in SV_GOLD} | {f"x{i}": 1 for i in range(50_000)}
-    with pytest.raises(InvalidSubmission) as info:
-        scorer.parse_submission(as_json(labels), scorer.parse_gold(jsonl(*SV_GOLD)))
-    assert info.value.total == 50_000
-    assert len(info.value.problems) == 20

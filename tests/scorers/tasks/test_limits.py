@@ -8,11 +8,11 @@ import pytest
 
 from scorers import OptionsError, get_scorer, scorer_class
 from scorers.base import OptionSpec
-from scorers.tasks.limits import PREFIX, Limits, bound, check_limit
+from scorers.tasks.limits import PREFIX, SizeLimits, bound, check_limit
 
 
 @dataclass(frozen=True)
-class Sample(Limits):
+class Sample(SizeLimits):
     rows: int = bound(10, "rows accepted in one list")
     chars: int = bound(3, "characters accepted in one label")
 
@@ -22,7 +22,7 @@ def test_each_field_is_an_option_named_max() -> None:
         OptionSpec("max_rows", 10, "rows accepted in one list"),
         OptionSpec("max_chars", 3, "characters accepted in one label"),
     )
-    assert Sample.from_settings({"max_rows": 4, "max_chars": 3, "other": True}) == Sample(rows=4, chars=3)
+    assert Sample.from_config({"max_rows": 4, "max_chars": 3, "other": True}) == Sample(rows=4, chars=3)
 
 
 def test_the_message_names_count_limit_and_option() -> None:
@@ -40,13 +40,20 @@ def test_limit_options_must_be_positive() -> None:
 #: The limits of each seed scorer; the two without any are linear in their files (see their docstrings).
 SEED_LIMITS = {
     "svident-detection": [],
-    "svident-disambiguation": ["max_candidates_per_query", "max_candidates", "max_variable_chars"],
+    "svident-disambiguation": [
+        "max_candidates_per_query",
+        "max_candidates",
+        "max_variable_chars",
+        "max_relevant_per_query",
+    ],
     "scier-ere": ["max_entities_per_sentence", "max_relations_per_sentence", "max_label_chars", "max_labels"],
     "scier-re": ["max_entities_per_sentence", "max_relations_per_sentence", "max_label_chars", "max_labels"],
     "famus-cdae": [
         "max_templates_per_document",
         "max_fillers_per_role",
         "max_filler_chars",
+        "max_gold_mentions_per_role",
+        "max_gold_tokens_per_role",
         "max_comparisons",
         "max_token_pairs",
     ],
@@ -60,8 +67,8 @@ def test_every_limit_of_a_seed_scorer_is_a_checked_positive_option(name: str, ex
     assert [spec.name for spec in limits] == expected
     for spec in limits:
         assert type(spec.default) is int and spec.default > 0
-        assert get_scorer(name).settings[spec.name] == spec.default
-        assert get_scorer(name, {spec.name: 1}).settings[spec.name] == 1
+        assert get_scorer(name).config[spec.name] == spec.default
+        assert get_scorer(name, {spec.name: 1}).config[spec.name] == 1
         with pytest.raises(OptionsError, match="must be a positive integer"):
             get_scorer(name, {spec.name: 0})
         with pytest.raises(OptionsError, match="must be of type int"):

@@ -171,7 +171,7 @@ def test_subset_equals_scoring_the_restricted_gold(name: str) -> None:
     entities = name == "scier-ere"
     lines = predicted_lines(entities=entities)
     gold = scorer.parse_gold(gold_bytes())
-    submission = scorer.parse_submission(jsonl(lines), gold)
+    submission = scorer.parse_submission(jsonl(lines), scorer.public_view(gold))
     for doc_index, doc_id in enumerate(["A", "B"]):
         on_subset = scorer.compute(gold, submission, units=[doc_id]).metrics
         alone = scorer.score(gold_bytes([GOLD_DOCS[doc_index]]), jsonl([lines[doc_index]])).metrics
@@ -194,7 +194,7 @@ def test_options_are_checked() -> None:
         get_scorer("scier-re", {"symmetric_labels": ["Synonym-Of", 3]})
     with pytest.raises(OptionsError, match="unknown option"):
         get_scorer("scier-re", {"symmetric": ["Synonym-Of"]})
-    assert get_scorer("scier-re", {"symmetric_labels": ("Synonym-Of",)}).settings["symmetric_labels"] == ["Synonym-Of"]
+    assert get_scorer("scier-re", {"symmetric_labels": ("Synonym-Of",)}).config["symmetric_labels"] == ["Synonym-Of"]
     with pytest.raises(OptionsError, match="'max_labels' of scier-re must be a positive integer"):
         get_scorer("scier-re", {"max_labels": 0})
 
@@ -240,7 +240,9 @@ def refusal(name: str, lines: list[Any], options: dict[str, Any] | None = None, 
     """The message ``parse_submission`` refuses the lines with (the test fails if they are accepted)."""
     scorer = get_scorer(name, options)
     with pytest.raises(InvalidSubmission) as caught:
-        scorer.parse_submission(jsonl(lines), scorer.parse_gold(gold if gold is not None else gold_bytes()))
+        scorer.parse_submission(
+            jsonl(lines), scorer.public_view(scorer.parse_gold(gold if gold is not None else gold_bytes()))
+        )
     return str(caught.value)
 
 

@@ -20,7 +20,7 @@ def refusal(name: str, data: bytes, options: dict[str, Any] | None = None) -> st
     """The message a submission is refused with (the test fails if it is accepted)."""
     scorer = get_scorer(name, options)
     with pytest.raises(InvalidSubmission) as caught:
-        scorer.parse_submission(data, scorer.parse_gold(gold_bytes()))
+        scorer.parse_submission(data, scorer.public_view(scorer.parse_gold(gold_bytes())))
     return str(caught.value)
 
 
@@ -355,7 +355,7 @@ def test_arbitrary_bytes_are_read_or_refused_cleanly(data: bytes) -> None:
     for name in ("scier-ere", "scier-re"):
         scorer = get_scorer(name)
         try:
-            scorer.parse_submission(data, scorer.parse_gold(gold_bytes()))
+            scorer.parse_submission(data, scorer.public_view(scorer.parse_gold(gold_bytes())))
         except InvalidSubmission as exc:
             assert exc.problems
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from scorers import InvalidSubmission, OptionsError, get_scorer
+from scorers import InvalidGold, InvalidSubmission, OptionsError, get_scorer
 from scorers.tasks.svident import SvIdentDetection, SvIdentDisambiguation
 from tests.conftest import require_shared
 from tests.scorers.tasks.svident_data import DETECTION_GOLD, DETECTION_RUN, RANKING_GOLD, RANKING_RUN, dumps, make_gold
@@ -123,9 +123,6 @@ def test_disambiguation_options() -> None:
     # q1 AP@2 = (1/1) / 2 = 1/2; q2 1/2; q3 0; q4 AP@2 = 2/3. en/d1 1/2, en/d2 0 -> en 1/4; de 2/3 -> 11/24.
     assert list(report.metrics) == ["map@2", "map@10", "r_precision"]
     assert report.metrics["map@2"] == pytest.approx(11 / 24, abs=1e-15)
-    incomplete = {k: v for k, v in RANKING_RUN.items() if k != "q3"}
-    zero = get_scorer("svident-disambiguation", {"missing_queries": "zero"}).score(RANKING_GOLD, dumps(incomplete))
-    assert zero.metrics == get_scorer("svident-disambiguation").score(RANKING_GOLD, dumps(RANKING_RUN)).metrics
     for bad, message in [
         ([1, 5], "must include 10"),
         ([10, 10], "distinct positive integers"),
@@ -135,8 +132,46 @@ def test_disambiguation_options() -> None:
     ]:
         with pytest.raises(OptionsError, match=message):
             get_scorer("svident-disambiguation", {"cutoffs": bad})
-    with pytest.raises(OptionsError, match="must be one of refuse, zero"):
-        get_scorer("svident-disambiguation", {"missing_queries": "skip"})
+    with pytest.raises(OptionsError, match="unknown option"):  # refusing a missing query would leak the answers
+        get_scorer("svident-disambiguation", {"missing_queries": "refuse"})
+
+
+def test_a_missing_query_scores_zero_as_an_empty_list_does() -> None:
+    # Refusing a run that leaves out a query would tell participants which sentences are queries (the Task 1
+    # answers), so a missing query is scored: 0 on every measure, like q3's {} in RANKING_RUN.
+    scorer = get_scorer("svident-disambiguation")
+    full = scorer.score(RANKING_GOLD, dumps(RANKING_RUN))
+    incomplete = {k: v for k, v in RANKING_RUN.items() if k != "q3"}
+    assert scorer.score(RANKING_GOLD, dumps(incomplete)) == full
+    # A whole group left out (the official script skips it) counts its queries 0; en/d2 was 0 already.
+    assert scorer.score(RANKING_GOLD, dumps({k: v for k, v in incomplete.items() if k != "q4"})).breakdown["document"][
+        "de/d3"
+    ] == dict.fromkeys(full.metrics, 0.0)
+    # An empty run is accepted and scores 0 everywhere.
+    assert scorer.score(RANKING_GOLD, b"{}").metrics == dict.fromkeys(full.metrics, 0.0)
+
+
+def test_lists_are_kept_deep_enough_for_r_precision_beyond_the_largest_cutoff() -> None:
+    # A query with 30 relevant variables: R-precision looks at rank 30, deeper than the largest cutoff (20). The
+    # run ranks 29 relevant variables first, then 10 others, then the last relevant one: R-precision 29/30.
+    relevant = [f"v{i}" for i in range(30)]
+    gold = make_gold([("q", "en", "d", "1", ";".join(relevant))])
+    ranked = [*relevant[:29], *(f"x{i}" for i in range(10)), relevant[29]]
+    run = {"q": {variable: float(len(ranked) - rank) for rank, variable in enumerate(ranked)}}
+    report = get_scorer("svident-disambiguation").score(gold, dumps(run))
+    assert report.metrics["r_precision"] == pytest.approx(29 / 30, abs=1e-15)
+    assert report.metrics["map@20"] == pytest.approx(20 / 30, abs=1e-15)
+
+
+def test_the_gold_is_held_to_the_relevant_variables_limit() -> None:
+    # The lists are pruned as they are read, before the gold is consulted, to max(largest cutoff, this limit).
+    gold = make_gold([("q", "en", "d", "1", "a;b;c"), ("p", "en", "d", "1", "a")])
+    assert get_scorer("svident-disambiguation", {"max_relevant_per_query": 3}).parse_gold(gold).relevant["q"]
+    with pytest.raises(InvalidGold) as caught:
+        get_scorer("svident-disambiguation", {"max_relevant_per_query": 2}).parse_gold(gold)
+    assert [str(p) for p in caught.value.problems] == [
+        'line 2: uuid "q" has 3 relevant variables; at most 2 are accepted (option max_relevant_per_query)'
+    ]
 
 
 @pytest.mark.parametrize(
@@ -166,7 +201,6 @@ def test_disambiguation_refusals(change: dict[str, Any], message: str) -> None:
         (b'{"q1": {"a": 1e999}, "q2": {}, "q3": {}, "q4": {}}', "overflows to infinity"),
         (b'{"q1": {"a": 1, "a": 2}, "q2": {}, "q3": {}, "q4": {}}', "appears more than once"),
         (b'{"q1": {}, "q1": {}, "q2": {}, "q3": {}, "q4": {}}', "appears more than once"),
-        (b'{"q1": {}, "q2": {}, "q4": {}}', 'key "q3": is missing: it is a query'),
         (b"q1\tQ0\ta\t1\t0.9\trun", "not valid JSON"),
         (b"", "the file is empty"),
     ],
@@ -204,7 +238,7 @@ def test_order_of_gold_rows_and_submission_keys_does_not_matter(name: str, gold:
 def test_a_subset_of_units_scores_like_a_gold_restricted_to_it(name: str, gold: bytes, run: dict[str, Any]) -> None:
     scorer = get_scorer(name)
     parsed_gold = scorer.parse_gold(gold)
-    parsed_run = scorer.parse_submission(dumps(run), parsed_gold)
+    parsed_run = scorer.parse_submission(dumps(run), scorer.public_view(parsed_gold))
     for units in (["en/d1"], ["en/d1", "de/d3"], ["en/d2", "de/d3"]):
         header, *rows = gold.decode().splitlines()
         kept = [row for row in rows if "/".join(row.split("\t")[i] for i in (6, 4)) in units]
@@ -251,7 +285,7 @@ def test_the_release_files_are_accepted_as_gold() -> None:
 def _refusal(options: dict[str, Any], run: dict[str, Any]) -> str:
     scorer = get_scorer("svident-disambiguation", options)
     with pytest.raises(InvalidSubmission) as caught:
-        scorer.parse_submission(dumps(run), scorer.parse_gold(RANKING_GOLD))
+        scorer.parse_submission(dumps(run), scorer.public_view(scorer.parse_gold(RANKING_GOLD)))
     return str(caught.value)
 
 
@@ -271,7 +305,7 @@ def test_candidates_per_query_default_limit() -> None:
     scorer = get_scorer("svident-disambiguation")
     gold = scorer.parse_gold(RANKING_GOLD)
     at_limit = RANKING_RUN | {"n1": {f"v{i}": 0.5 for i in range(10_000)}}
-    assert "q1" in scorer.parse_submission(dumps(at_limit), gold)
+    assert "q1" in scorer.parse_submission(dumps(at_limit), scorer.public_view(gold))
     over = RANKING_RUN | {"n1": {f"v{i}": 0.5 for i in range(10_001)}}
     assert 'key "n1": 10001 candidates; at most 10000 are accepted' in _refusal({}, over)
 
@@ -288,7 +322,7 @@ def test_variable_id_length_limit() -> None:
     scorer = get_scorer("svident-disambiguation")
     gold = scorer.parse_gold(RANKING_GOLD)
     longest = "v" * 1000
-    accepted = scorer.parse_submission(dumps(RANKING_RUN | {"q2": {"x": 3, longest: 2}}), gold)
+    accepted = scorer.parse_submission(dumps(RANKING_RUN | {"q2": {"x": 3, longest: 2}}), scorer.public_view(gold))
     assert set(accepted["q2"]) == {"x", longest}
     message = _refusal({}, RANKING_RUN | {"q2": {"x": 3, "w" * 1001: 2}})
     assert 'key "q2", variable "wwwwwwwww' in message
@@ -306,7 +340,7 @@ def test_an_absurd_run_is_refused_while_it_is_read() -> None:
     scorer = get_scorer("svident-disambiguation")
     run = RANKING_RUN | {"q1": {f"var{i}": 1.0 for i in range(100_000)}}
     with pytest.raises(InvalidSubmission) as caught:
-        scorer.parse_submission(dumps(run), scorer.parse_gold(RANKING_GOLD))
+        scorer.parse_submission(dumps(run), scorer.public_view(scorer.parse_gold(RANKING_GOLD)))
     assert [str(p) for p in caught.value.problems] == [
         'key "q1": 100000 candidates; at most 10000 are accepted (option max_candidates_per_query)'
     ]
@@ -317,6 +351,6 @@ def test_an_absurd_detection_file_is_refused_key_by_key() -> None:
     scorer = get_scorer("svident-detection")
     labels = DETECTION_RUN | {f"x{i}": "1" for i in range(50_000)}
     with pytest.raises(InvalidSubmission) as caught:
-        scorer.parse_submission(dumps(labels), scorer.parse_gold(DETECTION_GOLD))
+        scorer.parse_submission(dumps(labels), scorer.public_view(scorer.parse_gold(DETECTION_GOLD)))
     assert caught.value.total == 50_000
     assert len(caught.value.problems) == 20
