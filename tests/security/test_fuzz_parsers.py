@@ -11,6 +11,7 @@ fuzzed as soon as it has an example bundle.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import zipfile
@@ -172,7 +173,9 @@ def mutate(draw: st.DrawFn, document: Document) -> Document:
     elif action == "repeat":
         container.insert(index, container[index])
     elif action == "replace":
-        put(draw(REPLACEMENTS))
+        # A copy: the sampled values ([], [[]], Obj()) are shared between examples, and a later mutation that
+        # changed one in place would make hypothesis draw differently on a replay (FlakyStrategyDefinition).
+        put(copy.deepcopy(draw(REPLACEMENTS)))
     elif action == "nest":
         put(nest(current, draw(st.sampled_from([1, 50, 900, 100_000])), draw(st.booleans())))
     elif action == "rename" and is_pair:
