@@ -28,10 +28,10 @@ def put_blob(session: Session, data: bytes, sha256: str | None = None) -> Blob:
         with session.begin_nested():
             session.add(blob)
     except IntegrityError:
-        found = session.scalar(select(Blob).where(Blob.sha256 == digest))
-        if found is None:
+        existing = session.scalar(select(Blob).where(Blob.sha256 == digest))
+        if existing is None:
             raise
-        return found
+        return existing
     return blob
 
 

@@ -1,9 +1,10 @@
 """Reading a multipart upload with a size limit that holds while the body streams in.
 
 The limit depends on the phase, so it cannot be a fixed setting of the route: the handler looks it
-up first, then reads the body through ``read_form``, which stops reading as soon as the body passes
-the limit (a declared ``Content-Length`` over the limit is refused before reading anything). File
-parts are spooled to disk by Starlette's parser, so an upload is held in memory only once accepted.
+up first (``upload_limit_for``), then reads the body through ``read_form``, which stops reading as
+soon as the body passes the limit (a declared ``Content-Length`` over the limit is refused before
+reading anything). File parts are spooled to disk by Starlette's parser, so an upload is held in
+memory only once accepted.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from fastapi import Request
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
+from app.services.competitions import catalog
 from app.services.errors import InvalidInput, UploadTooLarge
+from app.services.submissions.limits import upload_limit
+from app.web.state import AppState
 
 #: Room for the form's text fields and multipart framing on top of the file's own limit.
 FORM_OVERHEAD = 256 * 1024
@@ -26,6 +30,13 @@ MAX_FIELD_BYTES = 64 * 1024
 class Form:
     fields: dict[str, str]
     files: dict[str, tuple[str, bytes]]
+
+
+def upload_limit_for(state: AppState, ref: tuple[str, str, str]) -> int:
+    """The largest file the phase at ``ref`` accepts, read in a short transaction of its own (so that
+    none is open while the body streams in)."""
+    with state.db.session(read_only=True) as session:
+        return upload_limit(catalog.get_phase(session, *ref), state.limits)
 
 
 class _TooLarge(Exception):

@@ -6,7 +6,7 @@ from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from app.services.errors import Forbidden, NotAuthenticated
-from app.storage.models import Competition, CompetitionOrganizer, Participant, User
+from app.storage.models import Competition, CompetitionOrganizer, Participant, Participation, User
 
 
 def is_organizer(session: Session, user: User | None, competition_id: int) -> bool:
@@ -44,7 +44,7 @@ def require_creator(user: User | None) -> User:
 
 def may_participate(session: Session, user: User, competition: Competition) -> bool:
     """Anyone may take part in an ``open`` competition; an ``approval`` one needs an organizer's yes."""
-    if competition.participation == "open" or is_organizer(session, user, competition.id):
+    if competition.participation == Participation.OPEN or is_organizer(session, user, competition.id):
         return True
     query = select(Participant.approved_at).where(
         Participant.competition_id == competition.id, Participant.user_id == user.id

@@ -33,7 +33,17 @@ from app.services.scoring.job import SCORE_SUBMISSION
 from app.services.scoring.validation import validate
 from app.services.submissions.limits import MAX_FILE_NAME, Limits
 from app.storage.blobs import put_blob, sha256_hex
-from app.storage.models import BaselineRun, Blob, Phase, PhaseFile, RunStatus, Submission, SubmissionStatus, TaskFile
+from app.storage.models import (
+    BaselineRun,
+    Blob,
+    Phase,
+    PhaseFile,
+    RunStatus,
+    Submission,
+    SubmissionStatus,
+    TaskFile,
+    TaskFileKind,
+)
 from baselines import BaselineInputs, UnknownBaseline, baseline_class
 from scorers import ScorerError, ValidationError
 
@@ -135,9 +145,9 @@ def load_inputs(session: Session, held: RunClaim) -> BaselineInputs:
     ).all()
     return BaselineInputs(
         scorer=held.gold.scorer,
-        training={row.name: bytes(row.data) for row in task_files if row.kind == "training"},
+        training={row.name: bytes(row.data) for row in task_files if row.kind == TaskFileKind.TRAINING},
         inputs={row.name: bytes(row.data) for row in phase_files},
-        resources={row.name: bytes(row.data) for row in task_files if row.kind == "resource"},
+        resources={row.name: bytes(row.data) for row in task_files if row.kind == TaskFileKind.RESOURCE},
     )
 
 

@@ -29,7 +29,7 @@ from baselines import BadOptions, Baseline, UnknownBaseline, all_baselines, base
 
 #: How many runs of a phase a listing shows (newest first).
 LIST_LIMIT = 100
-ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
+ACTIVE = tuple(status for status in RunStatus if status.active)
 
 
 def registry(scorer: str | None = None) -> list[dict[str, Any]]:

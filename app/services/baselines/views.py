@@ -25,15 +25,35 @@ class Progress:
     eta_seconds: float | None
     updated_at: datetime | None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "done": self.done,
-            "total": self.total,
-            "fraction": self.fraction,
-            "rate": self.rate,
-            "eta_seconds": self.eta_seconds,
-            "updated_at": self.updated_at,
-        }
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A run as organizers see it (the API's ``RunOut`` is shaped from it; only organizers get one)."""
+
+    id: int
+    competition: str
+    task: str
+    phase: str
+    baseline: str
+    version: str
+    title: str
+    options: dict[str, Any]
+    status: RunStatus
+    requested_by: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    attempts: int
+    worker: str | None
+    device: str | None
+    progress: Progress
+    #: The last lines of the system's log.
+    log_tail: str
+    #: Why the run failed.
+    error: str
+    cancel_requested: bool
+    #: The baseline submission a successful run produced.
+    submission_id: int | None
 
 
 def progress_of(
@@ -52,12 +72,12 @@ def progress_of(
     return Progress(done, total, fraction, rate, eta, progress_at)
 
 
-def describe_run(session: Session, run: BaselineRun) -> dict[str, Any]:
+def describe_run(session: Session, run: BaselineRun) -> RunRecord:
     """A run as the API and the organizer page show it (only organizers ever get one)."""
     return describe_runs(session, [run])[0]
 
 
-def describe_runs(session: Session, runs: list[BaselineRun]) -> list[dict[str, Any]]:
+def describe_runs(session: Session, runs: list[BaselineRun]) -> list[RunRecord]:
     phase_ids = {run.phase_id for run in runs}
     user_ids = {run.requested_by for run in runs if run.requested_by is not None}
     refs = {
@@ -81,30 +101,30 @@ def title_of(name: str) -> str:
         return name
 
 
-def _describe(run: BaselineRun, ref: tuple[str, str, str], requested_by: str | None) -> dict[str, Any]:
+def _describe(run: BaselineRun, ref: tuple[str, str, str], requested_by: str | None) -> RunRecord:
     progress = progress_of(
         run.done, run.total, run.started_at, run.progress_at, running=run.status == RunStatus.RUNNING
     )
-    return {
-        "id": run.id,
-        "competition": ref[0],
-        "task": ref[1],
-        "phase": ref[2],
-        "baseline": run.baseline,
-        "version": run.baseline_version,
-        "title": title_of(run.baseline),
-        "options": dict(run.options or {}),
-        "status": run.status,
-        "requested_by": requested_by,
-        "created_at": run.created_at,
-        "started_at": run.started_at,
-        "finished_at": run.finished_at,
-        "attempts": run.attempts,
-        "worker": run.worker,
-        "device": run.device,
-        "progress": progress.to_dict(),
-        "log_tail": run.log_tail,
-        "error": run.error,
-        "cancel_requested": run.cancel_requested,
-        "submission_id": run.submission_id,
-    }
+    return RunRecord(
+        id=run.id,
+        competition=ref[0],
+        task=ref[1],
+        phase=ref[2],
+        baseline=run.baseline,
+        version=run.baseline_version,
+        title=title_of(run.baseline),
+        options=dict(run.options or {}),
+        status=run.status,
+        requested_by=requested_by,
+        created_at=run.created_at,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        attempts=run.attempts,
+        worker=run.worker,
+        device=run.device,
+        progress=progress,
+        log_tail=run.log_tail,
+        error=run.error,
+        cancel_requested=run.cancel_requested,
+        submission_id=run.submission_id,
+    )

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from app.services.boards import standings
 from app.services.boards.staleness import fingerprint
 from app.services.competitions.catalog import phase_state
-from app.storage.models import Phase
+from app.storage.models import Phase, Visibility
 from leaderboard.ranking import Candidate, Entry, Rules, Selection, rank
 from scorers import scorer_class
 
@@ -55,7 +55,7 @@ class PhaseFacts:
 
     @property
     def metrics_public(self) -> bool:
-        return self.visibility == "public" or self.revealed_at is not None
+        return self.visibility == Visibility.PUBLIC or self.revealed_at is not None
 
     def state(self, now: datetime) -> str:
         """upcoming, open or closed at ``now`` (``catalog.phase_state`` reads only the two times)."""
@@ -132,18 +132,18 @@ def compute_snapshot(session: Session, phase: Phase, viewers: Viewers, generatio
     rules = Rules.from_description(described, select=cast(Selection, phase.selection))
     hidden = viewers == "public" and not phase.metrics_public
     now = time.monotonic()
-    found: list[Candidate] = []
+    read: list[Candidate] = []
     if not hidden:
         breakdowns = tuple(described.get("leaderboard_breakdowns", ()))
-        found = standings.candidates(session, phase, with_columns=breakdowns)
+        read = standings.candidates(session, phase, with_columns=breakdowns)
     return BoardSnapshot(
         facts=PhaseFacts.of(phase),
         viewers=viewers,
         hidden=hidden,
         description=described,
         rules=rules,
-        entries=tuple(rank(found, rules)),
-        candidates=tuple(c for c in found if c.rankable),
+        entries=tuple(rank(read, rules)),
+        candidates=tuple(c for c in read if c.rankable),
         generation=generation_at_start,
         fingerprint=seen,
         made_at=now,

@@ -21,7 +21,7 @@ from typing import Any
 from sqlalchemy import case, event, func, select
 from sqlalchemy.orm import ORMExecuteState, Session, UOWTransaction
 
-from app.storage.models import Competition, Phase, Score, Submission, Task, Team
+from app.storage.models import Competition, Phase, Score, Submission, SubmissionStatus, Task, Team
 
 _WATCHED: tuple[type[Any], ...] = (Score, Submission, Phase, Task, Competition, Team)
 _DIRTY = "podium_boards_dirty"
@@ -92,7 +92,7 @@ def fingerprint(session: Session, phase_id: int) -> tuple[Any, ...]:
         select(
             func.count(Submission.id),
             func.max(Submission.finished_at),
-            func.sum(case((Submission.status == "failed", 1), else_=0)),
+            func.sum(case((Submission.status == SubmissionStatus.FAILED, 1), else_=0)),
             func.sum(case((Submission.chosen, Submission.id), else_=0)),
         ).where(Submission.phase_id == phase_id)
     ).one()

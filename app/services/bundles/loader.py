@@ -20,6 +20,7 @@ from app.services.bundles.checks import KeyPathChecker, Keys, key_path, kind
 from app.services.bundles.files import FileFinder, FileProblem, check_file_name
 from app.services.bundles.spec import BundleError, BundleFile, CompetitionSpec, PhaseSpec, TaskSpec
 from app.services.bundles.strict_yaml import describe_yaml_error, load_strict
+from app.storage.models import Participation, Selection, Visibility
 from scorers import OptionsError, Scorer, ScorerError, UnknownScorer, ValidationError, scorer_class
 from scorers.inputs import participant_inputs
 
@@ -27,9 +28,10 @@ from scorers.inputs import participant_inputs
 BUNDLE_FILE = "competition.yaml"
 #: The YAML text holds descriptions, not data; anything larger is a mistake.
 MAX_YAML_BYTES = 1024 * 1024
-PARTICIPATION = ("open", "approval")
-VISIBILITY = ("public", "hidden")
-SELECTION = ("best", "latest", "chosen")
+#: The values a bundle may give, the first being the default: the models' own.
+PARTICIPATION = tuple(Participation)
+VISIBILITY = tuple(Visibility)
+SELECTION = tuple(Selection)
 
 
 def _keys(required: str, optional: str) -> Keys:
@@ -146,9 +148,9 @@ class _Reader(KeyPathChecker):
         names: dict[str, str] = {}
         for where, value in self.items(m, key, path):
             entry = self.entry(value, where)
-            found = self.file(entry, where) if entry is not None else None
-            if found is not None and self.unique_name(found.name, where, names):
-                out.append(found)
+            file = self.file(entry, where) if entry is not None else None
+            if file is not None and self.unique_name(file.name, where, names):
+                out.append(file)
         return tuple(out)
 
     def unique_name(self, name: str, where: str, names: dict[str, str]) -> bool:
@@ -240,9 +242,9 @@ class _Reader(KeyPathChecker):
             entry = self.entry(item, where, derived_ok=True)
             if entry is None:
                 continue
-            found = self.inputs(entry, where, slug, gold, scorer) if "derive" in entry else self.file(entry, where)
-            if found is not None and self.unique_name(found.name, where, names):
-                public.append(found)
+            file = self.inputs(entry, where, slug, gold, scorer) if "derive" in entry else self.file(entry, where)
+            if file is not None and self.unique_name(file.name, where, names):
+                public.append(file)
         # Every key is read before a phase with a bad gold is dropped, so that all problems show at once.
         title = self.text(m, "title", path)
         description = self.text(m, "description", path, optional=True)

@@ -13,6 +13,7 @@ import json
 import re
 import tempfile
 import zipfile
+from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -101,7 +102,7 @@ def write_phase_archive(session: Session, user: User | None, phase: Phase, folde
     submissions = list(rows)
     scores = current_scores(session, (s.id for s, _ in submissions), full=True)
     records = [
-        describe(s, scores.get(s.id), phase=phase, organizer=True, team_name=name, detail=True)
+        asdict(describe(s, scores.get(s.id), phase=phase, organizer=True, team_name=name, detail=True))
         for s, name in submissions
     ]
     metric_names = sorted({m for r in records for m in (r.get("metrics") or {})})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from enum import StrEnum
 from typing import Literal
 
 from sqlalchemy import select
@@ -22,6 +23,7 @@ from app.storage.models import (
     PhaseFile,
     Task,
     TaskFile,
+    TaskFileKind,
     User,
 )
 from app.storage.types import utcnow
@@ -62,19 +64,19 @@ def create_competition(
 
 
 def _organizers(session: Session, names: Sequence[str], creator: User | None) -> list[User]:
-    found: dict[int, User] = {}
+    by_id: dict[int, User] = {}
     problems = []
     for index, name in enumerate(names):
         user = find_user(session, name)
         if user is None:
             problems.append({"key": f"organizers[{index}]", "message": f"there is no user named {name!r}"})
         else:
-            found[user.id] = user
+            by_id[user.id] = user
     if problems:
         raise InvalidInput("the competition names organizers who have no account", problems, code="invalid_bundle")
     if creator is not None:
-        found[creator.id] = creator
-    return list(found.values())
+        by_id[creator.id] = creator
+    return list(by_id.values())
 
 
 def _check_scorer(task: TaskSpec, index: int) -> None:
@@ -102,7 +104,8 @@ def _add_task(session: Session, competition: Competition, spec: TaskSpec, positi
     )
     session.add(task)
     session.flush()
-    files = [("training", f) for f in spec.training_files] + [("resource", f) for f in spec.resources]
+    files = [(TaskFileKind.TRAINING, f) for f in spec.training_files]
+    files += [(TaskFileKind.RESOURCE, f) for f in spec.resources]
     for file_position, (kind, file) in enumerate(files):
         session.add(
             TaskFile(
@@ -179,13 +182,21 @@ def get_phase(session: Session, competition_slug: str, task_slug: str, phase_slu
     return phase
 
 
-def phase_state(phase: Phase, now: datetime) -> Literal["upcoming", "open", "closed"]:
+class PhaseState(StrEnum):
+    """Whether a phase accepts submissions: not yet, now, or no more."""
+
+    UPCOMING = "upcoming"
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+def phase_state(phase: Phase, now: datetime) -> PhaseState:
     """Whether the phase accepts submissions at ``now``: the window is [starts_at, ends_at)."""
     if phase.starts_at is not None and now < phase.starts_at:
-        return "upcoming"
+        return PhaseState.UPCOMING
     if phase.ends_at is not None and now >= phase.ends_at:
-        return "closed"
-    return "open"
+        return PhaseState.CLOSED
+    return PhaseState.OPEN
 
 
 # -- organizer actions --------------------------------------------------------------------------

@@ -12,13 +12,13 @@ from sqlalchemy.orm import Session
 from app.services.competitions.catalog import get_phase, get_task
 from app.services.errors import NotFound
 from app.storage.blobs import read_blob
-from app.storage.models import PhaseFile, TaskFile
+from app.storage.models import PhaseFile, TaskFile, TaskFileKind
 
 
 def training_file(session: Session, competition: str, task_slug: str, name: str) -> bytes:
     task = get_task(session, competition, task_slug)
     query = select(TaskFile.blob_id).where(
-        TaskFile.task_id == task.id, TaskFile.kind == "training", TaskFile.name == name
+        TaskFile.task_id == task.id, TaskFile.kind == TaskFileKind.TRAINING, TaskFile.name == name
     )
     blob_id = session.scalar(query)
     if blob_id is None:

@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 from app.services.accounts.access import require_organizer
 from app.services.accounts.users import find_user
 from app.services.errors import NotFound
-from app.storage.models import Competition, Participant, User
+from app.storage.models import Competition, Participant, Participation, User
 from app.storage.types import utcnow
 
 
@@ -18,7 +18,7 @@ def request_participation(session: Session, user: User, competition: Competition
     if row is None:
         row = Participant(competition_id=competition.id, user_id=user.id)
         session.add(row)
-    if competition.participation == "open" and row.approved_at is None:
+    if competition.participation == Participation.OPEN and row.approved_at is None:
         row.approved_at = utcnow()
     session.flush()
     return row

@@ -10,9 +10,9 @@ from app.services.errors import Conflict, Forbidden, NotFound
 from app.services.jobs.enqueue import enqueue_after_commit
 from app.services.scoring.job import SCORE_SUBMISSION
 from app.services.submissions.results import context_of, get_submission
-from app.storage.models import Phase, Submission, User
+from app.storage.models import Phase, Submission, SubmissionStatus, User
 
-RESCORABLE = ("scored", "failed")
+RESCORABLE = (SubmissionStatus.SCORED, SubmissionStatus.FAILED)
 
 
 def _queue_rescore(session: Session, submission_id: int) -> bool:
@@ -26,7 +26,7 @@ def _queue_rescore(session: Session, submission_id: int) -> bool:
         .where(Submission.id == submission_id, Submission.status.in_(RESCORABLE))
         .values(
             scoring_round=Submission.scoring_round + 1,
-            status="queued",
+            status=SubmissionStatus.QUEUED,
             attempts=0,
             participant_message="",
             organizer_message="",
@@ -65,7 +65,7 @@ def choose(session: Session, user: User | None, submission_id: int) -> Submissio
     submission = get_submission(session, user, submission_id)
     if submission.is_baseline:
         raise Forbidden("baseline runs are not chosen by teams")
-    if submission.status == "failed":
+    if submission.status == SubmissionStatus.FAILED:
         raise Conflict("a failed submission cannot be chosen")
     session.execute(
         update(Submission)

@@ -9,7 +9,7 @@ the messages. Everything else answers "not found", so ids reveal nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -20,33 +20,16 @@ from app.services.boards.cache import BoardCache
 from app.services.boards.snapshot import PhaseRef
 from app.services.errors import NotFound
 from app.services.submissions import results
+from app.services.submissions.results import SubmissionRecord
 from app.storage.models import Phase, Submission, Team, User
 from scorers import scorer_class
-
-PUBLIC_FIELDS = (
-    "id",
-    "competition",
-    "task",
-    "phase",
-    "team",
-    "baseline",
-    "submitted_at",
-    "method_name",
-    "method_description",
-    "status",
-    "scored_at",
-    "metrics_hidden",
-    "metrics",
-    "scorer",
-    "breakdown",
-)
 
 
 @dataclass(frozen=True)
 class SubmissionView:
     """A submission as one viewer may see it."""
 
-    record: dict[str, Any]
+    record: SubmissionRecord
     ref: PhaseRef
     #: The task scorer's ``describe()``: metric names, directions and meanings for the tables.
     description: dict[str, Any]
@@ -71,7 +54,7 @@ def view_submission(session: Session, viewer: User | None, submission_id: int, b
     ref = (task.competition.slug, task.slug, phase.slug)
     description = scorer_class(task.scorer).describe()
     organizer = is_organizer(session, viewer, task.competition_id)
-    record: dict[str, Any] | None = None
+    record: SubmissionRecord | None = None
     if viewer is not None:
         try:
             record = results.show(session, viewer, submission_id)
@@ -89,5 +72,6 @@ def view_submission(session: Session, viewer: User | None, submission_id: int, b
     shown = results.describe(
         submission, score, phase=phase, organizer=False, team_name=team.name if team else None, detail=True
     )
-    record = {key: shown[key] for key in PUBLIC_FIELDS}
-    return SubmissionView(record, ref, description, phase.selection, own=False, organizer=False)
+    # What the leaderboard already makes public, and its breakdowns: never the file or the messages.
+    public = replace(shown, original_name="", size=0, sha256="", message="", chosen=False, queue_position=None)
+    return SubmissionView(public, ref, description, phase.selection, own=False, organizer=False)

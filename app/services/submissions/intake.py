@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from app.services.accounts.access import require_participant, require_user
 from app.services.accounts.teams import ensure_team, team_of
-from app.services.competitions.catalog import get_phase, phase_state
+from app.services.competitions.catalog import PhaseState, get_phase, phase_state
 from app.services.errors import InvalidInput, PhaseClosed, Unavailable
 from app.services.jobs.enqueue import enqueue_after_commit
 from app.services.scoring.gold import GoldCache, gold_key
@@ -38,7 +38,7 @@ from app.services.submissions.limits import (
 )
 from app.storage.blobs import put_blob, read_blob, sha256_hex
 from app.storage.db import end_read_transaction
-from app.storage.models import Blob, Phase, Submission, User
+from app.storage.models import Blob, Phase, Submission, SubmissionStatus, User
 from app.storage.types import utcnow
 from scorers import ScorerError, ValidationError, unpack_submission
 
@@ -72,13 +72,13 @@ class _Plan:
 
 def check_open(phase: Phase, now: datetime) -> None:
     state = phase_state(phase, now)
-    if state == "upcoming":
+    if state == PhaseState.UPCOMING:
         assert phase.starts_at is not None
         raise PhaseClosed(
             f"phase {phase.slug!r} is not open yet; it opens at {phase.starts_at:%Y-%m-%d %H:%M} UTC",
             opens_at=phase.starts_at,
         )
-    if state == "closed":
+    if state == PhaseState.CLOSED:
         assert phase.ends_at is not None
         raise PhaseClosed(
             f"phase {phase.slug!r} closed at {phase.ends_at:%Y-%m-%d %H:%M} UTC; it accepts no more submissions",
@@ -193,7 +193,7 @@ def _record(session: Session, plan: _Plan, upload: Upload, now: datetime) -> Acc
         original_name=(upload.filename or "submission")[:MAX_FILE_NAME],
         method_name=upload.method_name.strip(),
         method_description=upload.method_description.strip(),
-        status="queued",
+        status=SubmissionStatus.QUEUED,
         created_at=now,
     )
     session.add(submission)

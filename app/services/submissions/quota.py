@@ -38,15 +38,6 @@ class QuotaUsage:
     def total_left(self) -> int | None:
         return None if self.total_limit is None else max(0, self.total_limit - self.total_used)
 
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "daily_limit": self.daily_limit,
-            "daily_used": self.daily_used,
-            "total_limit": self.total_limit,
-            "total_used": self.total_used,
-            "resets_at": self.resets_at.isoformat(),
-        }
-
 
 def day_bounds(now: datetime) -> tuple[datetime, datetime]:
     """The UTC day holding ``now``: its midnight and the next one."""

@@ -9,6 +9,8 @@ The organizer message (the platform's error) is for organizers only.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select
@@ -18,7 +20,7 @@ from app.services.accounts.access import is_organizer, require_organizer, requir
 from app.services.accounts.teams import team_of
 from app.services.errors import NotFound
 from app.services.jobs.queue_stats import QueuePlace, queue_places
-from app.storage.models import Competition, Phase, Score, Submission, Task, Team, User
+from app.storage.models import Competition, Phase, Score, Submission, SubmissionStatus, Task, Team, User
 from app.storage.types import utcnow
 
 
@@ -61,6 +63,57 @@ def _may_see(session: Session, user: User | None, submission: Submission, compet
     return team is not None and submission.team_id == team.id
 
 
+@dataclass(frozen=True)
+class ScorerVersion:
+    name: str
+    version: str
+
+
+@dataclass(frozen=True)
+class OrganizerNotes:
+    """What only the competition's organizers see of a submission: the platform's error and its attempts."""
+
+    message: str
+    attempts: int
+    scoring_round: int
+    worker: str | None
+    quota_refunded: bool
+    score_round: int | None
+
+
+@dataclass(frozen=True)
+class SubmissionRecord:
+    """A submission as one viewer may see it (the API's ``SubmissionOut`` is shaped from it)."""
+
+    id: int
+    competition: str
+    task: str
+    phase: str
+    team: str | None
+    baseline: bool
+    submitted_at: datetime
+    original_name: str
+    size: int
+    sha256: str
+    method_name: str
+    method_description: str
+    status: SubmissionStatus
+    #: For the team: why the platform failed it, in plain words.
+    message: str
+    chosen: bool
+    scored_at: datetime | None
+    #: Scored, but the phase's numbers are not public yet.
+    metrics_hidden: bool
+    metrics: dict[str, float] | None
+    scorer: ScorerVersion | None
+    #: While queued: its place in the scoring queue (1: next) and when it will probably be scored.
+    queue_position: int | None = None
+    estimated_scored_at: datetime | None = None
+    #: The breakdown tables, where asked for and visible.
+    breakdown: dict[str, Any] | None = None
+    organizer: OrganizerNotes | None = None
+
+
 def describe(
     submission: Submission,
     score: Score | None,
@@ -70,46 +123,55 @@ def describe(
     team_name: str | None,
     detail: bool = False,
     place: QueuePlace | None = None,
-) -> dict[str, Any]:
-    """The submission as the API shows it to this viewer (numbers only where they may be seen);
-    ``place`` is its place in the queue while it is queued (``queue_stats.queue_places``)."""
+) -> SubmissionRecord:
+    """The submission as this viewer may see it (numbers only where they may be seen; the breakdown
+    with ``detail``); ``place`` is its place in the queue while it is queued (``queue_stats.queue_places``)."""
     task = phase.task
     visible = organizer or phase.metrics_public
-    out: dict[str, Any] = {
-        "id": submission.id,
-        "competition": task.competition.slug,
-        "task": task.slug,
-        "phase": phase.slug,
-        "team": team_name if not submission.is_baseline else submission.baseline_name,
-        "baseline": submission.is_baseline,
-        "submitted_at": submission.created_at,
-        "original_name": submission.original_name,
-        "size": submission.size,
-        "sha256": submission.sha256,
-        "method_name": submission.method_name,
-        "method_description": submission.method_description,
-        "status": submission.status,
-        "message": submission.participant_message,
-        "chosen": submission.chosen,
-        "scored_at": submission.finished_at if submission.status == "scored" else None,
-        "metrics_hidden": score is not None and not visible,
-        "metrics": dict(score.metrics) if score is not None and visible else None,
-        "scorer": {"name": score.scorer, "version": score.scorer_version} if score is not None else None,
-        "queue_position": place.position if place is not None else None,
-        "estimated_scored_at": place.estimated_scored_at if place is not None else None,
-    }
-    if detail:
-        out["breakdown"] = score.breakdown if score is not None and visible else None
+    notes = None
     if organizer:
-        out["organizer"] = {
-            "message": submission.organizer_message,
-            "attempts": submission.attempts,
-            "scoring_round": submission.scoring_round,
-            "worker": submission.worker,
-            "quota_refunded": submission.quota_refunded,
-            "score_round": score.round if score is not None else None,
-        }
-    return out
+        notes = OrganizerNotes(
+            message=submission.organizer_message,
+            attempts=submission.attempts,
+            scoring_round=submission.scoring_round,
+            worker=submission.worker,
+            quota_refunded=submission.quota_refunded,
+            score_round=score.round if score is not None else None,
+        )
+    return SubmissionRecord(
+        id=submission.id,
+        competition=task.competition.slug,
+        task=task.slug,
+        phase=phase.slug,
+        team=team_name if not submission.is_baseline else submission.baseline_name,
+        baseline=submission.is_baseline,
+        submitted_at=submission.created_at,
+        original_name=submission.original_name,
+        size=submission.size,
+        sha256=submission.sha256,
+        method_name=submission.method_name,
+        method_description=submission.method_description,
+        status=submission.status,
+        message=submission.participant_message,
+        chosen=submission.chosen,
+        scored_at=submission.finished_at if submission.status == SubmissionStatus.SCORED else None,
+        metrics_hidden=score is not None and not visible,
+        metrics=dict(score.metrics) if score is not None and visible else None,
+        scorer=ScorerVersion(score.scorer, score.scorer_version) if score is not None else None,
+        queue_position=place.position if place is not None else None,
+        estimated_scored_at=place.estimated_scored_at if place is not None else None,
+        breakdown=score.breakdown if detail and score is not None and visible else None,
+        organizer=notes,
+    )
+
+
+def describe_upload(session: Session, submission: Submission) -> SubmissionRecord:
+    """A just accepted upload as its uploader sees it: queued, with its place in the queue (never the
+    organizers' notes, even when an organizer uploaded it)."""
+    phase, _, _ = context_of(session, submission)
+    team = session.get(Team, submission.team_id) if submission.team_id is not None else None
+    place = queue_places(session, [submission], utcnow()).get(submission.id)
+    return describe(submission, None, phase=phase, organizer=False, team_name=team.name if team else None, place=place)
 
 
 def get_submission(session: Session, user: User | None, submission_id: int) -> Submission:
@@ -121,7 +183,7 @@ def get_submission(session: Session, user: User | None, submission_id: int) -> S
     return submission
 
 
-def show(session: Session, user: User | None, submission_id: int) -> dict[str, Any]:
+def show(session: Session, user: User | None, submission_id: int) -> SubmissionRecord:
     submission = get_submission(session, user, submission_id)
     phase, _, competition = context_of(session, submission)
     score = current_scores(session, [submission.id], breakdown=True).get(submission.id)
@@ -134,7 +196,7 @@ def show(session: Session, user: User | None, submission_id: int) -> dict[str, A
 
 def list_for_phase(
     session: Session, user: User | None, phase: Phase, *, everyone: bool = False
-) -> list[dict[str, Any]]:
+) -> list[SubmissionRecord]:
     """The caller's team's submissions to the phase, newest first; with ``everyone``, all of them
     (organizers only)."""
     user = require_user(user)

@@ -1,13 +1,19 @@
-"""The models, importable from one place; importing this module registers every table."""
+"""The models, importable from one place (with the enums of their columns); importing this module
+registers every table."""
 
+from app.storage.enums import (
+    JobStatus,
+    Participation,
+    RunStatus,
+    Selection,
+    SubmissionStatus,
+    TaskFileKind,
+    Visibility,
+)
 from app.storage.models.accounts import ApiToken, Team, TeamMember, User
 from app.storage.models.base import Base
-from app.storage.models.baselines import BaselineRun, RunStatus
+from app.storage.models.baselines import BaselineRun
 from app.storage.models.competitions import (
-    PARTICIPATION,
-    SELECTION,
-    TASK_FILE_KINDS,
-    VISIBILITY,
     Competition,
     CompetitionOrganizer,
     Participant,
@@ -16,14 +22,10 @@ from app.storage.models.competitions import (
     Task,
     TaskFile,
 )
-from app.storage.models.lease import JobStatus, LeasedRow
-from app.storage.models.submissions import Blob, PhaseEntry, Score, Submission, SubmissionStatus
+from app.storage.models.lease import LeasedRow
+from app.storage.models.submissions import Blob, PhaseEntry, Score, Submission
 
 __all__ = [
-    "PARTICIPATION",
-    "SELECTION",
-    "TASK_FILE_KINDS",
-    "VISIBILITY",
     "ApiToken",
     "Base",
     "BaselineRun",
@@ -33,16 +35,20 @@ __all__ = [
     "JobStatus",
     "LeasedRow",
     "Participant",
+    "Participation",
     "Phase",
     "PhaseEntry",
     "PhaseFile",
     "RunStatus",
     "Score",
+    "Selection",
     "Submission",
     "SubmissionStatus",
     "Task",
     "TaskFile",
+    "TaskFileKind",
     "Team",
     "TeamMember",
     "User",
+    "Visibility",
 ]

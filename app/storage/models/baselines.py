@@ -9,30 +9,15 @@ submission of the competition (``is_baseline``) scored by the ordinary path.
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
+from app.storage.enums import RunStatus
 from app.storage.models.base import Base
-from app.storage.models.lease import JobStatus, LeasedRow
+from app.storage.models.lease import LeasedRow
 from app.storage.types import EnumText, UTCDateTime, one_of
-
-
-class RunStatus(StrEnum):
-    """Where a baseline run is: waiting, running, or ended one of three ways."""
-
-    QUEUED = JobStatus.QUEUED.value
-    RUNNING = JobStatus.RUNNING.value
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-
-    @property
-    def active(self) -> bool:
-        """Whether the run has not ended yet."""
-        return self in (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
 class BaselineRun(LeasedRow, Base):

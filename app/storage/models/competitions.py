@@ -8,30 +8,22 @@ from typing import Any
 from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from app.storage.enums import Participation, Selection, TaskFileKind, Visibility
 from app.storage.models.base import Base
-from app.storage.types import UTCDateTime, utcnow
-
-PARTICIPATION = ("open", "approval")
-VISIBILITY = ("public", "hidden")
-SELECTION = ("best", "latest", "chosen")
-TASK_FILE_KINDS = ("training", "resource")
-
-
-def _one_of(column: str, values: tuple[str, ...]) -> str:
-    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+from app.storage.types import EnumText, UTCDateTime, one_of, utcnow
 
 
 class Competition(Base):
     """A competition: one or more tasks under one title, run by its organizers."""
 
     __tablename__ = "competitions"
-    __table_args__ = (CheckConstraint(_one_of("participation", PARTICIPATION), name="participation"),)
+    __table_args__ = (CheckConstraint(one_of("participation", Participation), name="participation"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     slug: Mapped[str] = mapped_column(String(64), unique=True)
     title: Mapped[str] = mapped_column(String(200))
     description: Mapped[str] = mapped_column(Text, default="")
-    participation: Mapped[str] = mapped_column(String(16), default="open")
+    participation: Mapped[Participation] = mapped_column(EnumText(Participation), default=Participation.OPEN)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     tasks: Mapped[list[Task]] = relationship(order_by="Task.position", back_populates="competition")
@@ -83,12 +75,12 @@ class TaskFile(Base):
     __tablename__ = "task_files"
     __table_args__ = (
         UniqueConstraint("task_id", "kind", "name"),
-        CheckConstraint(_one_of("kind", TASK_FILE_KINDS), name="kind"),
+        CheckConstraint(one_of("kind", TaskFileKind), name="kind"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"))
-    kind: Mapped[str] = mapped_column(String(16))
+    kind: Mapped[TaskFileKind] = mapped_column(EnumText(TaskFileKind))
     name: Mapped[str] = mapped_column(String(255))
     blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))
     position: Mapped[int] = mapped_column(default=0)
@@ -104,8 +96,8 @@ class Phase(Base):
     __tablename__ = "phases"
     __table_args__ = (
         UniqueConstraint("task_id", "slug"),
-        CheckConstraint(_one_of("visibility", VISIBILITY), name="visibility"),
-        CheckConstraint(_one_of("selection", SELECTION), name="selection"),
+        CheckConstraint(one_of("visibility", Visibility), name="visibility"),
+        CheckConstraint(one_of("selection", Selection), name="selection"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -118,9 +110,9 @@ class Phase(Base):
     gold_blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))
     daily_limit: Mapped[int | None]
     total_limit: Mapped[int | None]
-    visibility: Mapped[str] = mapped_column(String(16), default="public")
+    visibility: Mapped[Visibility] = mapped_column(EnumText(Visibility), default=Visibility.PUBLIC)
     revealed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    selection: Mapped[str] = mapped_column(String(16), default="best")
+    selection: Mapped[Selection] = mapped_column(EnumText(Selection), default=Selection.BEST)
     max_upload_bytes: Mapped[int | None]
     position: Mapped[int] = mapped_column(default=0)
 
@@ -130,7 +122,7 @@ class Phase(Base):
     @property
     def metrics_public(self) -> bool:
         """Whether anyone, not only organizers, may see this phase's numbers."""
-        return self.visibility == "public" or self.revealed_at is not None
+        return self.visibility == Visibility.PUBLIC or self.revealed_at is not None
 
 
 class PhaseFile(Base):

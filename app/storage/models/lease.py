@@ -9,19 +9,11 @@ read and write these columns are in ``app.services.jobs.lease``.
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 
 from sqlalchemy import String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.storage.types import UTCDateTime, utcnow
-
-
-class JobStatus(StrEnum):
-    """The two statuses every job row shares: waiting for a worker, and held by one."""
-
-    QUEUED = "queued"
-    RUNNING = "running"
 
 
 class LeasedRow:

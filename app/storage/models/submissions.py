@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import (
@@ -20,18 +19,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, deferred, mapped_column
 
+from app.storage.enums import SubmissionStatus
 from app.storage.models.base import Base
-from app.storage.models.lease import JobStatus, LeasedRow
+from app.storage.models.lease import LeasedRow
 from app.storage.types import EnumText, UTCDateTime, one_of, utcnow
-
-
-class SubmissionStatus(StrEnum):
-    """Where a submission is on its way: waiting, being scored, scored, or failed by the platform."""
-
-    QUEUED = JobStatus.QUEUED.value
-    RUNNING = JobStatus.RUNNING.value
-    SCORED = "scored"
-    FAILED = "failed"
 
 
 class Blob(Base):

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends
 
 from app.web.api import accounts, baselines, competitions, leaderboards, submissions
 from app.web.deps import refuse_nul_characters
-from app.web.schemas import ErrorOut, Health
+from app.web.schemas.common import ErrorOut, Health
 
 PREFIX = "/api/v1"
 

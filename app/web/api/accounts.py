@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
+from sqlalchemy.orm import Session
 from starlette.status import HTTP_201_CREATED
 
 from app.services.accounts import teams, users
@@ -12,23 +11,14 @@ from app.services.competitions import catalog
 from app.services.errors import Forbidden, NotFound
 from app.storage.models import Team, User
 from app.web.deps import CurrentUser, SessionDep, StateDep, client_address
-from app.web.schemas import ErrorOut, TeamCreate, TeamJoin, TeamOut, TokenCreate, TokenOut, UserCreate, UserOut
+from app.web.schemas.accounts import TeamCreate, TeamJoin, TeamOut, TokenCreate, TokenOut, UserCreate, UserOut
+from app.web.schemas.common import ErrorOut
 
 router = APIRouter(tags=["accounts"])
 
 
-def _user(user: User) -> dict[str, Any]:
-    return {"id": user.id, "name": user.name, "is_organizer": user.is_organizer, "is_admin": user.is_admin}
-
-
-def _team(session: Any, team: Team, viewer: User) -> dict[str, Any]:
-    names = [m.name for m in teams.members(session, team)]
-    return {
-        "name": team.name,
-        "solo": team.is_solo,
-        "members": names,
-        "invite_code": team.invite_code if viewer.name in names and not team.is_solo else None,
-    }
+def _team(session: Session, team: Team, viewer: User) -> TeamOut:
+    return TeamOut.of(team, teams.members(session, team), viewer)
 
 
 @router.post(
@@ -37,11 +27,11 @@ def _team(session: Any, team: Team, viewer: User) -> dict[str, Any]:
     response_model=UserOut,
     responses={403: {"model": ErrorOut}, 409: {"model": ErrorOut}, 422: {"model": ErrorOut}},
 )
-def register(body: UserCreate, session: SessionDep, state: StateDep) -> dict[str, Any]:
+def register(body: UserCreate, session: SessionDep, state: StateDep) -> UserOut:
     """Create an account (when the server allows registration)."""
     if not state.settings.allow_registration:
         raise Forbidden("this server does not allow registration; ask its administrators for an account")
-    return _user(users.create_user(session, body.name, body.password, email=body.email))
+    return UserOut.of(users.create_user(session, body.name, body.password, email=body.email))
 
 
 @router.post(
@@ -50,38 +40,38 @@ def register(body: UserCreate, session: SessionDep, state: StateDep) -> dict[str
     response_model=TokenOut,
     responses={401: {"model": ErrorOut}, 429: {"model": ErrorOut}},
 )
-def create_token(body: TokenCreate, request: Request, state: StateDep, session: SessionDep) -> dict[str, str]:
+def create_token(body: TokenCreate, request: Request, state: StateDep, session: SessionDep) -> TokenOut:
     """Exchange a user name and password for an API token (shown only in this answer). Throttled like
     the login page, with the same counters, so the API is no way around the page's limit."""
     address = client_address(request)
     user = state.throttle.attempt(body.name, address, lambda: users.authenticate(session, body.name, body.password))
-    return {"token": users.issue_token(session, user, body.label), "user": user.name}
+    return TokenOut(token=users.issue_token(session, user, body.label), user=user.name)
 
 
 @router.get("/me", response_model=UserOut, responses={401: {"model": ErrorOut}})
-def me(user: CurrentUser) -> dict[str, Any]:
-    return _user(user)
+def me(user: CurrentUser) -> UserOut:
+    return UserOut.of(user)
 
 
 @router.get("/competitions/{competition}/team", response_model=TeamOut)
-def my_team(competition: str, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
+def my_team(competition: str, session: SessionDep, user: CurrentUser) -> TeamOut:
     """Your team in the competition (with its invite code)."""
-    found = catalog.get_competition(session, competition)
-    team = teams.team_of(session, user, found.id)
+    competition_row = catalog.get_competition(session, competition)
+    team = teams.team_of(session, user, competition_row.id)
     if team is None:
         raise NotFound(f"you are not in a team of {competition!r}; your first submission creates a team of one")
     return _team(session, team, user)
 
 
 @router.post("/competitions/{competition}/teams", status_code=HTTP_201_CREATED, response_model=TeamOut)
-def create_team(competition: str, body: TeamCreate, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
+def create_team(competition: str, body: TeamCreate, session: SessionDep, user: CurrentUser) -> TeamOut:
     """Found a team; share its invite code with your teammates."""
-    found = catalog.get_competition(session, competition)
-    return _team(session, teams.create_team(session, user, found, body.name), user)
+    competition_row = catalog.get_competition(session, competition)
+    return _team(session, teams.create_team(session, user, competition_row, body.name), user)
 
 
 @router.post("/competitions/{competition}/teams/join", response_model=TeamOut)
-def join_team(competition: str, body: TeamJoin, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
+def join_team(competition: str, body: TeamJoin, session: SessionDep, user: CurrentUser) -> TeamOut:
     """Join a team with its invite code."""
-    found = catalog.get_competition(session, competition)
-    return _team(session, teams.join_team(session, user, found, body.invite_code), user)
+    competition_row = catalog.get_competition(session, competition)
+    return _team(session, teams.join_team(session, user, competition_row, body.invite_code), user)

@@ -9,9 +9,9 @@ from starlette.status import HTTP_202_ACCEPTED
 
 from app.services.baselines import runs, views
 from app.services.competitions import catalog
-from app.web.baseline_schemas import BaselineList, RunCreate, RunList, RunOut
 from app.web.deps import CurrentUser, RowId, SessionDep
-from app.web.schemas import ErrorOut
+from app.web.schemas.baselines import BaselineList, RunCreate, RunList, RunOut
+from app.web.schemas.common import ErrorOut
 
 router = APIRouter(tags=["baselines"])
 
@@ -47,25 +47,25 @@ def list_baselines(
 )
 def start_run(
     competition: str, task: str, phase: str, body: RunCreate, session: SessionDep, user: CurrentUser
-) -> dict[str, Any]:
+) -> RunOut:
     """Queue a run of a baseline system on the phase's public inputs (organizers). On success its output
     becomes a baseline submission, scored and ranked like any other and marked on the leaderboard."""
-    found = catalog.get_phase(session, competition, task, phase)
-    run = runs.start_run(session, user, found, body.baseline, body.options)
-    return views.describe_run(session, run)
+    phase_row = catalog.get_phase(session, competition, task, phase)
+    run = runs.start_run(session, user, phase_row, body.baseline, body.options)
+    return RunOut.of(views.describe_run(session, run))
 
 
 @router.get(PHASE + "/baseline-runs", response_model=RunList, responses=_ORGANIZERS_ONLY)
-def list_runs(competition: str, task: str, phase: str, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
+def list_runs(competition: str, task: str, phase: str, session: SessionDep, user: CurrentUser) -> RunList:
     """The phase's baseline runs, newest first, with progress, log tail and errors (organizers)."""
-    found = catalog.get_phase(session, competition, task, phase)
-    return {"runs": views.describe_runs(session, runs.list_runs(session, user, found))}
+    phase_row = catalog.get_phase(session, competition, task, phase)
+    return RunList.of(views.describe_runs(session, runs.list_runs(session, user, phase_row)))
 
 
 @router.get("/baseline-runs/{run_id}", response_model=RunOut, responses=_NOT_YOURS)
-def get_run(run_id: RowId, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
+def get_run(run_id: RowId, session: SessionDep, user: CurrentUser) -> RunOut:
     """One run: its status, progress (done, total, rate, time left), log tail, error and submission."""
-    return views.describe_run(session, runs.get_run(session, user, run_id))
+    return RunOut.of(views.describe_run(session, runs.get_run(session, user, run_id)))
 
 
 @router.post(
@@ -74,7 +74,7 @@ def get_run(run_id: RowId, session: SessionDep, user: CurrentUser) -> dict[str, 
     status_code=HTTP_202_ACCEPTED,
     responses={**_NOT_YOURS, 409: {"model": ErrorOut, "description": "the run has finished already"}},
 )
-def cancel_run(run_id: RowId, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
+def cancel_run(run_id: RowId, session: SessionDep, user: CurrentUser) -> RunOut:
     """Stop a run (organizers): a queued one at once, a running one at its next check, within seconds."""
     run = runs.request_cancel(session, user, run_id)
-    return views.describe_run(session, run)
+    return RunOut.of(views.describe_run(session, run))

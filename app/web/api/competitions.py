@@ -3,8 +3,6 @@ participation requests and organizer actions on a phase."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from starlette.status import HTTP_201_CREATED
@@ -14,17 +12,18 @@ from app.services.bundles.uploads import spec_from_upload
 from app.services.competitions import catalog, downloads, participation
 from app.services.errors import InvalidInput, UploadTooLarge
 from app.storage.types import utcnow
-from app.web.api.views import competition_summary, competition_url, competition_view, phase_view, task_view
 from app.web.deps import CurrentUser, OptionalUser, SessionDep, StateDep
-from app.web.schemas import (
+from app.web.schemas.common import ErrorOut
+from app.web.schemas.competitions import (
     CompetitionCreated,
     CompetitionList,
     CompetitionOut,
-    ErrorOut,
+    CompetitionSummary,
     ParticipantList,
     ParticipationOut,
     PhaseOut,
     TaskOut,
+    competition_url,
 )
 from app.web.uploads import read_form
 
@@ -41,8 +40,8 @@ def _attachment(name: str, data: bytes) -> Response:
 
 
 @router.get("", response_model=CompetitionList)
-def list_competitions(session: SessionDep) -> dict[str, Any]:
-    return {"competitions": [competition_summary(c) for c in catalog.list_competitions(session)]}
+def list_competitions(session: SessionDep) -> CompetitionList:
+    return CompetitionList(competitions=[CompetitionSummary.of(c) for c in catalog.list_competitions(session)])
 
 
 _BUNDLE_BODY = {
@@ -77,7 +76,7 @@ _BUNDLE_BODY = {
 )
 async def create_competition(
     request: Request, state: StateDep, session: SessionDep, user: CurrentUser
-) -> dict[str, Any]:
+) -> CompetitionCreated:
     """Put a competition online from a bundle (organizers and site admins). Every mistake in the
     bundle is answered with its key path."""
     access.require_creator(user)
@@ -92,29 +91,29 @@ async def create_competition(
     _, data = form.files["bundle"]
     spec = await run_in_threadpool(spec_from_upload, data, data_dir=state.settings.data_dir, max_bytes=limit)
 
-    def store() -> dict[str, Any]:
+    def store() -> CompetitionCreated:
         competition, created = catalog.create_competition(session, spec, creator=user)
-        return {"slug": competition.slug, "created": created, "url": competition_url(competition.slug)}
+        return CompetitionCreated(slug=competition.slug, created=created, url=competition_url(competition.slug))
 
     return await run_in_threadpool(store)
 
 
 @router.get("/{competition}", response_model=CompetitionOut)
-def get_competition(competition: str, session: SessionDep, state: StateDep) -> dict[str, Any]:
-    found = catalog.get_competition(session, competition)
-    return competition_view(session, found, state.limits, utcnow())
+def get_competition(competition: str, session: SessionDep, state: StateDep) -> CompetitionOut:
+    competition_row = catalog.get_competition(session, competition)
+    return CompetitionOut.of(session, competition_row, state.limits, utcnow())
 
 
 @router.get("/{competition}/tasks/{task}", response_model=TaskOut)
-def get_task(competition: str, task: str, session: SessionDep, state: StateDep) -> dict[str, Any]:
-    found = catalog.get_task(session, competition, task)
-    return task_view(session, found, competition, state.limits, utcnow())
+def get_task(competition: str, task: str, session: SessionDep, state: StateDep) -> TaskOut:
+    task_row = catalog.get_task(session, competition, task)
+    return TaskOut.of(session, task_row, competition, state.limits, utcnow())
 
 
 @router.get("/{competition}/tasks/{task}/phases/{phase}", response_model=PhaseOut)
-def get_phase(competition: str, task: str, phase: str, session: SessionDep, state: StateDep) -> dict[str, Any]:
-    found = catalog.get_phase(session, competition, task, phase)
-    return phase_view(session, found, found.task, competition, state.limits, utcnow())
+def get_phase(competition: str, task: str, phase: str, session: SessionDep, state: StateDep) -> PhaseOut:
+    phase_row = catalog.get_phase(session, competition, task, phase)
+    return PhaseOut.of(session, phase_row, phase_row.task, competition, state.limits, utcnow())
 
 
 @router.get("/{competition}/tasks/{task}/files/{name}", response_class=Response)
@@ -130,26 +129,21 @@ def download_phase_file(competition: str, task: str, phase: str, name: str, sess
 
 
 @router.post("/{competition}/participation", response_model=ParticipationOut)
-def request_participation(competition: str, session: SessionDep, user: CurrentUser) -> dict[str, Any]:
+def request_participation(competition: str, session: SessionDep, user: CurrentUser) -> ParticipationOut:
     """Ask to take part (approved at once in an ``open`` competition)."""
     row = participation.request_participation(session, user, catalog.get_competition(session, competition))
-    return {"user": user.name, "requested_at": row.requested_at, "approved": row.approved_at is not None}
+    return ParticipationOut.of(user.name, row)
 
 
 @router.get("/{competition}/participants", response_model=ParticipantList)
-def list_participants(competition: str, session: SessionDep, user: OptionalUser) -> dict[str, Any]:
+def list_participants(competition: str, session: SessionDep, user: OptionalUser) -> ParticipantList:
     """Participation requests (organizers)."""
     rows = participation.list_participants(session, user, catalog.get_competition(session, competition))
-    return {
-        "participants": [
-            {"user": u.name, "requested_at": p.requested_at, "approved": p.approved_at is not None} for u, p in rows
-        ]
-    }
+    return ParticipantList(participants=[ParticipationOut.of(u.name, p) for u, p in rows])
 
 
 @router.post("/{competition}/participants/{name}/approve", response_model=ParticipationOut)
-def approve_participant(competition: str, name: str, session: SessionDep, user: OptionalUser) -> dict[str, Any]:
+def approve_participant(competition: str, name: str, session: SessionDep, user: OptionalUser) -> ParticipationOut:
     """Let a user take part in an ``approval`` competition (organizers)."""
-    found = catalog.get_competition(session, competition)
-    row = participation.approve_participant(session, user, found, name)
-    return {"user": name, "requested_at": row.requested_at, "approved": True}
+    competition_row = catalog.get_competition(session, competition)
+    return ParticipationOut.of(name, participation.approve_participant(session, user, competition_row, name))

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from app.services.competitions import catalog
 from app.web.deps import CurrentUser, OptionalUser, SessionDep, StateDep
-from app.web.schemas import LeaderboardOut
+from app.web.schemas.boards import LeaderboardOut
 
 router = APIRouter(tags=["leaderboards"])
 

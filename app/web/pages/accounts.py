@@ -91,22 +91,22 @@ def register(
 
 @router.get("/c/{competition}/team")
 def team_page(competition: str, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
-    found = catalog.get_competition(session, competition)
-    team = teams.team_of(session, viewer, found.id)
+    competition_row = catalog.get_competition(session, competition)
+    team = teams.team_of(session, viewer, competition_row.id)
     members = [u.name for u in teams.members(session, team)] if team is not None else []
-    context = {"competition": found, "team": team, "members": members}
+    context = {"competition": competition_row, "team": team, "members": members}
     return render(request, "team.html", context, viewer=viewer)
 
 
 def _team_action(request: Request, session: Session, competition: str, act: str, text: str, user: User) -> None:
     """Found or join a team; a refusal becomes a message on the team page."""
-    found = catalog.get_competition(session, competition)
+    competition_row = catalog.get_competition(session, competition)
     try:
         if act == "create":
-            team = teams.create_team(session, user, found, text)
+            team = teams.create_team(session, user, competition_row, text)
             sessions.flash(request, f"You founded the team {team.name}. Share its invite code with your teammates.")
         else:
-            team = teams.join_team(session, user, found, text.strip())
+            team = teams.join_team(session, user, competition_row, text.strip())
             sessions.flash(request, f"You joined the team {team.name}.")
     except ServiceError as exc:
         session.rollback()  # a refused change leaves nothing half done
@@ -132,8 +132,8 @@ def join_team(
 @router.post("/c/{competition}/participate", dependencies=CSRF)
 def participate(competition: str, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
     """Ask to take part in an approval-only competition (an open one approves at once)."""
-    found = catalog.get_competition(session, competition)
-    row = participation.request_participation(session, viewer, found)
+    competition_row = catalog.get_competition(session, competition)
+    row = participation.request_participation(session, viewer, competition_row)
     if row.approved_at is not None:
         sessions.flash(request, "You may take part: submit to any open phase.")
     else:

@@ -4,6 +4,7 @@ hidden phase, one zip with everything, and hosted baseline runs (start, follow, 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import asdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Request, Response
@@ -16,7 +17,7 @@ from app.services.competitions import catalog
 from app.services.competitions.archives import archive_name, write_phase_archive
 from app.services.submissions import changes, results
 from app.services.submissions.detail import view_submission
-from app.storage.models import SubmissionStatus
+from app.storage.models import RunStatus, SubmissionStatus
 from app.web import sessions
 from app.web.csrf import require_csrf
 from app.web.deps import RowId, SessionDep
@@ -42,27 +43,25 @@ def organize(
     team: str = "",
 ) -> Response:
     """Every submission of the phase, newest first, filtered by status and by team name."""
-    found = catalog.get_phase(session, competition, task, phase)
-    require_organizer(session, viewer, found.task.competition)
-    records = results.list_for_phase(session, viewer, found, everyone=True)
+    phase_row = catalog.get_phase(session, competition, task, phase)
+    require_organizer(session, viewer, phase_row.task.competition)
+    records = results.list_for_phase(session, viewer, phase_row, everyone=True)
     wanted = team.strip().casefold()
     shown = [
-        r
-        for r in records
-        if (not status or r["status"] == status) and (not wanted or wanted in (r["team"] or "").casefold())
+        r for r in records if (not status or r.status == status) and (not wanted or wanted in (r.team or "").casefold())
     ]
     context = {
-        "phase": found,
+        "phase": phase_row,
         "ref": (competition, task, phase),
         "records": shown,
         "total": len(records),
-        "counts": Counter(r["status"] for r in records),
+        "counts": Counter(r.status for r in records),
         "statuses": tuple(SubmissionStatus),
         "status": status,
         "team": team,
-        "primary": scorer_class(found.task.scorer).describe()["primary_metric"],
-        "baselines": runs.registry(found.task.scorer),
-        "runs": views.describe_runs(session, runs.list_runs(session, viewer, found)),
+        "primary": scorer_class(phase_row.task.scorer).describe()["primary_metric"],
+        "baselines": runs.registry(phase_row.task.scorer),
+        "runs": views.describe_runs(session, runs.list_runs(session, viewer, phase_row)),
     }
     return render(request, "organize.html", context, viewer=viewer)
 
@@ -71,8 +70,8 @@ def organize(
 def rescore_phase(
     competition: str, task: str, phase: str, request: Request, session: SessionDep, viewer: LoggedIn
 ) -> Response:
-    found = catalog.get_phase(session, competition, task, phase)
-    queued = changes.rescore_phase(session, viewer, found)
+    phase_row = catalog.get_phase(session, competition, task, phase)
+    queued = changes.rescore_phase(session, viewer, phase_row)
     sessions.flash(request, f"{queued} submission(s) queued for scoring again; their current scores stay until then.")
     return redirect(urls.phase_part((competition, task, phase), "organize"))
 
@@ -81,8 +80,8 @@ def rescore_phase(
 def reveal(
     competition: str, task: str, phase: str, request: Request, session: SessionDep, viewer: LoggedIn
 ) -> Response:
-    found = catalog.get_phase(session, competition, task, phase)
-    catalog.reveal_phase(session, viewer, found)
+    phase_row = catalog.get_phase(session, competition, task, phase)
+    catalog.reveal_phase(session, viewer, phase_row)
     sessions.flash(request, "The phase's results are public now: leaderboard, exports and submission pages.")
     return redirect(urls.phase((competition, task, phase)))
 
@@ -92,12 +91,12 @@ def everything(
     competition: str, task: str, phase: str, request: Request, session: SessionDep, viewer: LoggedIn
 ) -> Response:
     """Every submitted file, every submission's record and the organizers' leaderboard, in one zip."""
-    found = catalog.get_phase(session, competition, task, phase)
-    path = write_phase_archive(session, viewer, found)
+    phase_row = catalog.get_phase(session, competition, task, phase)
+    path = write_phase_archive(session, viewer, phase_row)
     return FileResponse(
         path,
         media_type="application/zip",
-        filename=archive_name(found),
+        filename=archive_name(phase_row),
         headers=SECURITY_HEADERS,
         background=BackgroundTask(path.unlink, missing_ok=True),
     )
@@ -108,7 +107,7 @@ def rescore(submission_id: RowId, request: Request, session: SessionDep, viewer:
     changes.rescore(session, viewer, submission_id)
     view = view_submission(session, viewer, submission_id, get_pages(request).state.boards)
     sessions.flash(request, f"Submission {submission_id} is queued for scoring again.")
-    return redirect(urls.submission(view.record["id"]))
+    return redirect(urls.submission(view.record.id))
 
 
 @router.post(PHASE + "/organize/baseline-runs", dependencies=CSRF)
@@ -122,8 +121,8 @@ def start_baseline(
     baseline: Annotated[str, Form()] = "",
 ) -> Response:
     """Queue a run of a baseline system with its default options (other options: the API or the CLI)."""
-    found = catalog.get_phase(session, competition, task, phase)
-    run = runs.start_run(session, viewer, found, baseline)
+    phase_row = catalog.get_phase(session, competition, task, phase)
+    run = runs.start_run(session, viewer, phase_row, baseline)
     sessions.flash(request, f"Baseline run {run.id} ({run.baseline} {run.baseline_version}) is queued.")
     return redirect(urls.phase_part((competition, task, phase), "organize"))
 
@@ -131,13 +130,13 @@ def start_baseline(
 @router.post("/baseline-runs/{run_id}/cancel", dependencies=CSRF)
 def cancel_baseline(run_id: RowId, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
     shown = views.describe_run(session, runs.request_cancel(session, viewer, run_id))
-    done = "is cancelled" if shown["status"] == "cancelled" else "stops at its next check"
+    done = "is cancelled" if shown.status == RunStatus.CANCELLED else "stops at its next check"
     sessions.flash(request, f"Baseline run {run_id} {done}.")
-    return redirect(urls.phase_part((shown["competition"], shown["task"], shown["phase"]), "organize"))
+    return redirect(urls.phase_part((shown.competition, shown.task, shown.phase), "organize"))
 
 
 @router.get("/baseline-runs/{run_id}/status.json")
 def baseline_status(run_id: RowId, session: SessionDep, viewer: LoggedIn) -> dict[str, Any]:
     """The run's status and progress, for the page's script to poll while the run waits or runs."""
     shown = views.describe_run(session, runs.get_run(session, viewer, run_id))
-    return {"id": run_id, "status": shown["status"], "progress": shown["progress"]}
+    return {"id": run_id, "status": shown.status, "progress": asdict(shown.progress)}

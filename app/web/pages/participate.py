@@ -17,7 +17,7 @@ from app.services.errors import InvalidInput, ServiceError
 from app.services.submissions import changes, intake, quota, results
 from app.services.submissions.detail import SubmissionView, view_submission
 from app.services.submissions.limits import describe_size, too_large, upload_limit
-from app.storage.models import Phase, User
+from app.storage.models import Phase, SubmissionStatus, User
 from app.storage.types import utcnow
 from app.web import sessions
 from app.web.csrf import CsrfRefused, check_token, require_csrf
@@ -27,13 +27,13 @@ from app.web.pages.public import SVG_HEADERS
 from app.web.pages.render import PageRoute, get_pages, redirect, render, wants_json
 from app.web.sessions import LoggedIn, Viewer
 from app.web.state import AppState
-from app.web.uploads import read_form
+from app.web.uploads import read_form, upload_limit_for
 from leaderboard.tables import breakdown_tables, metrics_table
 from scorers import scorer_class
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 CSRF = [Depends(require_csrf)]
-PENDING = ("queued", "running")
+PENDING = (SubmissionStatus.QUEUED, SubmissionStatus.RUNNING)
 PHASE = "/c/{competition}/{task}/{phase}"
 
 
@@ -63,15 +63,10 @@ def _submit_context(session: Session, state: AppState, user: User, phase: Phase)
 def submit_form(
     competition: str, task: str, phase: str, request: Request, session: SessionDep, viewer: LoggedIn
 ) -> Response:
-    found = catalog.get_phase(session, competition, task, phase)
-    context = _submit_context(session, get_pages(request).state, viewer, found)
+    phase_row = catalog.get_phase(session, competition, task, phase)
+    context = _submit_context(session, get_pages(request).state, viewer, phase_row)
     context.update(error=None, method_name="", method_description="")
     return render(request, "submit.html", context, viewer=viewer)
-
-
-def _upload_limit(state: AppState, ref: tuple[str, str, str]) -> int:
-    with state.db.session(read_only=True) as session:
-        return upload_limit(catalog.get_phase(session, *ref), state.limits)
 
 
 @router.post(PHASE + "/submit")
@@ -86,7 +81,7 @@ async def submit(
 ) -> Response:
     """Upload a file through the form (or the page's script, which asks for JSON to show progress)."""
     ref = (competition, task, phase)
-    limit = await run_in_threadpool(_upload_limit, state, ref)
+    limit = await run_in_threadpool(upload_limit_for, state, ref)
     fields: dict[str, str] = {}
     try:
         form = await read_form(request, file_limit=limit, too_large=too_large(limit))
@@ -112,7 +107,9 @@ async def submit(
     target = urls.submission(accepted.submission.id)
     sessions.flash(request, "Your file was accepted and is queued for scoring.")
     if wants_json(request):
-        return JSONResponse({"id": accepted.submission.id, "status": "queued", "redirect": target}, status_code=202)
+        return JSONResponse(
+            {"id": accepted.submission.id, "status": accepted.submission.status, "redirect": target}, status_code=202
+        )
     return redirect(target)
 
 
@@ -130,8 +127,8 @@ async def _refused(
         return JSONResponse(error.to_dict(), status_code=error.status)
 
     def form_again() -> Response:
-        found = catalog.get_phase(session, *ref)
-        context = _submit_context(session, state, viewer, found)
+        phase_row = catalog.get_phase(session, *ref)
+        context = _submit_context(session, state, viewer, phase_row)
         context.update(
             error=error,
             method_name=fields.get("method_name", ""),
@@ -147,18 +144,18 @@ def my_submissions(
     competition: str, task: str, phase: str, request: Request, session: SessionDep, viewer: LoggedIn
 ) -> Response:
     """The team's submissions to the phase with their status, the quota left, and the choice that counts."""
-    found = catalog.get_phase(session, competition, task, phase)
-    records = results.list_for_phase(session, viewer, found)
-    team = team_of(session, viewer, found.task.competition_id)
+    phase_row = catalog.get_phase(session, competition, task, phase)
+    records = results.list_for_phase(session, viewer, phase_row)
+    team = team_of(session, viewer, phase_row.task.competition_id)
     now = utcnow()
     context = {
-        "phase": found,
+        "phase": phase_row,
         "ref": (competition, task, phase),
         "records": records,
         "team": team,
-        "usage": quota.usage(session, found, team.id if team else None, now),
-        "pending": any(r["status"] in PENDING for r in records),
-        "description": scorer_class(found.task.scorer).describe(),
+        "usage": quota.usage(session, phase_row, team.id if team else None, now),
+        "pending": any(r.status in PENDING for r in records),
+        "description": scorer_class(phase_row.task.scorer).describe(),
         "now": now,
     }
     return render(request, "my_submissions.html", context, viewer=viewer)
@@ -174,7 +171,7 @@ def _view(request: Request, session: Session, viewer: User | None, submission_id
 def _document_scores(view: SubmissionView) -> dict[str, float]:
     from leaderboard.charts import document_scores
 
-    breakdown = view.record.get("breakdown") or {}
+    breakdown = view.record.breakdown or {}
     primary = view.description["primary_metric"]
     return document_scores(breakdown, primary, boards.document_dimension(view.description))
 
@@ -184,13 +181,13 @@ def submission_page(submission_id: RowId, request: Request, session: SessionDep,
     view = _view(request, session, viewer, submission_id)
     record = view.record
     description = view.description
-    metrics = record.get("metrics")
-    breakdown = record.get("breakdown") or {}
+    metrics = record.metrics
+    breakdown = record.breakdown or {}
     context = {
         "view": view,
         "s": record,
         "ref": view.ref,
-        "pending": record["status"] in PENDING,
+        "pending": record.status in PENDING,
         "overall": metrics_table(description, metrics) if metrics else None,
         "tables": breakdown_tables(description, breakdown) if metrics else [],
         "has_chart": bool(metrics) and bool(_document_scores(view)),
@@ -204,7 +201,7 @@ def submission_page(submission_id: RowId, request: Request, session: SessionDep,
 def submission_status(submission_id: RowId, request: Request, session: SessionDep, viewer: Viewer) -> dict[str, Any]:
     """The status alone, for the page's script to poll while scoring runs."""
     record = _view(request, session, viewer, submission_id).record
-    return {"id": record["id"], "status": record["status"], "message": record.get("message", "")}
+    return {"id": record.id, "status": record.status, "message": record.message}
 
 
 @router.get("/submissions/{submission_id}/documents.svg")

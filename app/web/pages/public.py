@@ -17,10 +17,10 @@ from app.services.errors import NotFound
 from app.storage.models import User
 from app.storage.types import utcnow
 from app.web import sessions
-from app.web.api.views import competition_view
 from app.web.deps import SessionDep
 from app.web.pages import boards
 from app.web.pages.render import SECURITY_HEADERS, PageRoute, Pages, get_pages, render
+from app.web.schemas.competitions import CompetitionOut
 from app.web.sessions import Viewer
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
@@ -37,15 +37,15 @@ async def healthz() -> dict[str, str]:
 
 @router.get("/")
 def home(request: Request, session: SessionDep, viewer: Viewer) -> Response:
-    found = catalog.list_competitions(session)
-    return render(request, "home.html", {"competitions": found, "now": utcnow()}, viewer=viewer)
+    listed = catalog.list_competitions(session)
+    return render(request, "home.html", {"competitions": listed, "now": utcnow()}, viewer=viewer)
 
 
 @router.get("/c/{competition}")
 def competition_page(competition: str, request: Request, session: SessionDep, viewer: Viewer) -> Response:
-    found = catalog.get_competition(session, competition)
+    competition_row = catalog.get_competition(session, competition)
     state = get_pages(request).state
-    view = competition_view(session, found, state.limits, utcnow())
+    view = CompetitionOut.of(session, competition_row, state.limits, utcnow())
     return render(request, "competition.html", {"c": view, "now": utcnow()}, viewer=viewer)
 
 

@@ -152,8 +152,8 @@ def test_a_report_stores_progress_and_log_and_extends_the_lease(db: Database, sy
     with db.session() as session:
         shown = views.describe_run(session, runs.get_run(session, user(session, "olga"), run_id))
     # 3 units in the 10 s since the claim: 0.3 units/s; the 9 left take 30 s.
-    assert shown["progress"]["rate"] == pytest.approx(0.3)
-    assert shown["progress"]["eta_seconds"] == pytest.approx(30.0)
+    assert shown.progress.rate == pytest.approx(0.3)
+    assert shown.progress.eta_seconds == pytest.approx(30.0)
 
 
 def test_a_report_after_a_cancel_request_says_stop(db: Database, system: Any) -> None:

@@ -165,22 +165,12 @@ def test_a_run_is_described_with_its_place_and_requester(db: Database, system: A
     run_id = started(db, steps=5)
     with db.session() as session:
         shown = views.describe_run(session, runs.get_run(session, user(session, "olga"), run_id))
-    assert (shown["competition"], shown["task"], shown["phase"]) == ("comp", "labels", "dev")
-    assert (shown["baseline"], shown["version"], shown["title"]) == (NAME, "2", "Copy the training labels")
-    assert (shown["status"], shown["requested_by"], shown["submission_id"], shown["error"]) == (
-        "queued",
-        "olga",
-        None,
-        "",
+    assert (shown.competition, shown.task, shown.phase) == ("comp", "labels", "dev")
+    assert (shown.baseline, shown.version, shown.title) == (NAME, "2", "Copy the training labels")
+    assert (shown.status, shown.requested_by, shown.submission_id, shown.error) == ("queued", "olga", None, "")
+    assert shown.progress == views.Progress(
+        done=0, total=None, fraction=None, rate=None, eta_seconds=None, updated_at=None
     )
-    assert shown["progress"] == {
-        "done": 0,
-        "total": None,
-        "fraction": None,
-        "rate": None,
-        "eta_seconds": None,
-        "updated_at": None,
-    }
 
 
 # -- cancelling --------------------------------------------------------------------------------

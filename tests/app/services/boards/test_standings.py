@@ -19,7 +19,7 @@ from app.services.submissions.limits import Limits
 from app.storage.db import Database
 from app.storage.models import Score, Submission
 from app.storage.types import utcnow
-from app.web.schemas import LeaderboardOut
+from app.web.schemas.boards import LeaderboardOut
 from tests.app.builders import GOLD, HALF, PERFECT, as_bytes, make_competition, make_user, phase_spec
 from tests.app.labels_scorer import LabelScorer
 
@@ -127,14 +127,14 @@ def test_a_hidden_phase_shows_numbers_only_to_organizers_until_revealed(
     assert ranking(db, "olga") == [(1, "ada", 0.5)]
     with db.session() as session:
         mine = results.show(session, find_user(session, "ada"), submission_id)
-        assert (mine["status"], mine["metrics"], mine["metrics_hidden"], mine["breakdown"]) == (
+        assert (mine.status, mine.metrics, mine.metrics_hidden, mine.breakdown) == (
             "scored",
             None,
             True,
             None,
         )
         theirs = results.show(session, find_user(session, "olga"), submission_id)
-        assert theirs["metrics"] == {"accuracy": 0.5}
+        assert theirs.metrics == {"accuracy": 0.5}
         catalog.reveal_phase(session, find_user(session, "olga"), catalog.get_phase(session, "comp", "labels", "dev"))
         session.commit()
     assert ranking(db) == [(1, "ada", 0.5)]

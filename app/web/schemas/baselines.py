@@ -1,11 +1,14 @@
-"""Bodies of the baseline endpoints of the JSON API (the registry and hosted runs)."""
+"""Hosted baselines: the registry, and runs shaped from a ``RunRecord``."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.services.baselines.views import RunRecord
+from app.storage.models import RunStatus
 
 
 class BaselineOptionOut(BaseModel):
@@ -34,6 +37,8 @@ class RunCreate(BaseModel):
 
 
 class ProgressOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     done: int
     total: int | None = Field(description="units of work of the attempt; unknown until the system announces them")
     fraction: float | None
@@ -43,6 +48,8 @@ class ProgressOut(BaseModel):
 
 
 class RunOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: int
     competition: str
     task: str
@@ -51,7 +58,7 @@ class RunOut(BaseModel):
     version: str
     title: str
     options: dict[str, Any]
-    status: str = Field(description="queued, running, succeeded, failed or cancelled")
+    status: RunStatus = Field(description="queued, running, succeeded, failed or cancelled")
     requested_by: str | None
     created_at: datetime
     started_at: datetime | None
@@ -65,6 +72,14 @@ class RunOut(BaseModel):
     cancel_requested: bool
     submission_id: int | None = Field(description="the baseline submission a successful run produced")
 
+    @classmethod
+    def of(cls, record: RunRecord) -> RunOut:
+        return cls.model_validate(record, from_attributes=True)
+
 
 class RunList(BaseModel):
     runs: list[RunOut]
+
+    @classmethod
+    def of(cls, records: list[RunRecord]) -> RunList:
+        return cls(runs=[RunOut.of(record) for record in records])

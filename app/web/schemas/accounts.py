@@ -1,0 +1,58 @@
+"""Accounts, tokens and teams."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from app.storage.models import Team, User
+from app.web.schemas.common import Text
+
+
+class UserCreate(BaseModel):
+    name: Text = Field(examples=["ada"])
+    password: Text
+    email: Text | None = None
+
+
+class UserOut(BaseModel):
+    id: int
+    name: str
+    is_organizer: bool
+    is_admin: bool
+
+    @classmethod
+    def of(cls, user: User) -> UserOut:
+        return cls(id=user.id, name=user.name, is_organizer=user.is_organizer, is_admin=user.is_admin)
+
+
+class TokenCreate(BaseModel):
+    name: Text = Field(description="user name")
+    password: Text
+    label: Text = Field("", description="a note to tell your tokens apart")
+
+
+class TokenOut(BaseModel):
+    token: str = Field(description="shown only now; send it as 'Authorization: Bearer <token>'")
+    user: str
+
+
+class TeamCreate(BaseModel):
+    name: Text
+
+
+class TeamJoin(BaseModel):
+    invite_code: Text
+
+
+class TeamOut(BaseModel):
+    name: str
+    solo: bool
+    members: list[str]
+    invite_code: str | None = Field(None, description="shown to members only; others join with it")
+
+    @classmethod
+    def of(cls, team: Team, members: list[User], viewer: User) -> TeamOut:
+        """The team as ``viewer`` sees it: its invite code only for a member of a team of several."""
+        names = [member.name for member in members]
+        member = viewer.name in names and not team.is_solo
+        return cls(name=team.name, solo=team.is_solo, members=names, invite_code=team.invite_code if member else None)

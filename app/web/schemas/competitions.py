@@ -1,0 +1,205 @@
+"""Competitions, tasks and phases as the API (and the competition page) shows them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote
+
+from pydantic import BaseModel, Field
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.services.competitions.catalog import PhaseState, phase_state
+from app.services.competitions.markdown import render_markdown
+from app.services.submissions.limits import Limits, upload_limit
+from app.storage.blobs import blob_facts
+from app.storage.models import (
+    Competition,
+    CompetitionOrganizer,
+    Participant,
+    Participation,
+    Phase,
+    Selection,
+    Task,
+    TaskFileKind,
+    User,
+    Visibility,
+)
+from scorers import scorer_class
+
+API = "/api/v1"
+
+
+def competition_url(slug: str) -> str:
+    return f"{API}/competitions/{quote(slug)}"
+
+
+def task_url(competition: str, task: str) -> str:
+    return f"{competition_url(competition)}/tasks/{quote(task)}"
+
+
+def phase_url(competition: str, task: str, phase: str) -> str:
+    return f"{task_url(competition, task)}/phases/{quote(phase)}"
+
+
+class FileOut(BaseModel):
+    name: str
+    size: int
+    sha256: str
+    url: str
+
+    @classmethod
+    def of_files(cls, session: Session, files: list[Any], base: str) -> list[FileOut]:
+        """Task or phase files (``name``, ``blob_id``) with their size and sha256, under ``base``."""
+        facts = blob_facts(session, [f.blob_id for f in files])
+        return [
+            cls(name=f.name, size=facts[f.blob_id][0], sha256=facts[f.blob_id][1], url=f"{base}/{quote(f.name)}")
+            for f in files
+        ]
+
+
+class PhaseOut(BaseModel):
+    slug: str
+    title: str
+    description: str
+    description_html: str
+    starts_at: datetime | None
+    ends_at: datetime | None
+    state: PhaseState = Field(description="upcoming, open or closed")
+    daily_limit: int | None
+    total_limit: int | None
+    visibility: Visibility
+    revealed: bool
+    selection: Selection
+    max_upload_bytes: int
+    files: list[FileOut] = []
+    leaderboard_url: str
+    submissions_url: str
+
+    @classmethod
+    def of(
+        cls, session: Session, phase: Phase, task: Task, competition: str, limits: Limits, now: datetime
+    ) -> PhaseOut:
+        url = phase_url(competition, task.slug, phase.slug)
+        return cls(
+            slug=phase.slug,
+            title=phase.title,
+            description=phase.description,
+            description_html=render_markdown(phase.description),
+            starts_at=phase.starts_at,
+            ends_at=phase.ends_at,
+            state=phase_state(phase, now),
+            daily_limit=phase.daily_limit,
+            total_limit=phase.total_limit,
+            visibility=phase.visibility,
+            revealed=phase.revealed_at is not None,
+            selection=phase.selection,
+            max_upload_bytes=upload_limit(phase, limits),
+            files=FileOut.of_files(session, list(phase.files), f"{url}/files"),
+            leaderboard_url=f"{url}/leaderboard",
+            submissions_url=f"{url}/submissions",
+        )
+
+
+class TaskOut(BaseModel):
+    slug: str
+    title: str
+    description: str
+    description_html: str
+    scorer: dict[str, Any]
+    scorer_options: dict[str, Any]
+    training_files: list[FileOut] = []
+    phases: list[PhaseOut]
+
+    @classmethod
+    def of(cls, session: Session, task: Task, competition: str, limits: Limits, now: datetime) -> TaskOut:
+        described = scorer_class(task.scorer).describe()
+        training = [f for f in task.files if f.kind == TaskFileKind.TRAINING]
+        return cls(
+            slug=task.slug,
+            title=task.title,
+            description=task.description,
+            description_html=render_markdown(task.description),
+            scorer={
+                key: described[key]
+                for key in ("name", "version", "title", "primary_metric", "metrics", "submission_format")
+            },
+            scorer_options=task.scorer_options,
+            training_files=FileOut.of_files(session, training, f"{task_url(competition, task.slug)}/files"),
+            phases=[PhaseOut.of(session, p, task, competition, limits, now) for p in task.phases],
+        )
+
+
+class CompetitionSummary(BaseModel):
+    slug: str
+    title: str
+    participation: Participation
+    created_at: datetime
+    tasks: list[str]
+    url: str
+
+    @classmethod
+    def of(cls, competition: Competition) -> CompetitionSummary:
+        return cls(
+            slug=competition.slug,
+            title=competition.title,
+            participation=competition.participation,
+            created_at=competition.created_at,
+            tasks=[t.slug for t in competition.tasks],
+            url=competition_url(competition.slug),
+        )
+
+
+class CompetitionOut(BaseModel):
+    slug: str
+    title: str
+    description: str
+    description_html: str
+    participation: Participation
+    organizers: list[str]
+    created_at: datetime
+    tasks: list[TaskOut]
+
+    @classmethod
+    def of(cls, session: Session, competition: Competition, limits: Limits, now: datetime) -> CompetitionOut:
+        organizers = session.scalars(
+            select(User.name)
+            .join(CompetitionOrganizer, CompetitionOrganizer.user_id == User.id)
+            .where(CompetitionOrganizer.competition_id == competition.id)
+            .order_by(User.name)
+        )
+        return cls(
+            slug=competition.slug,
+            title=competition.title,
+            description=competition.description,
+            description_html=render_markdown(competition.description),
+            participation=competition.participation,
+            organizers=list(organizers),
+            created_at=competition.created_at,
+            tasks=[TaskOut.of(session, t, competition.slug, limits, now) for t in competition.tasks],
+        )
+
+
+class CompetitionList(BaseModel):
+    competitions: list[CompetitionSummary]
+
+
+class CompetitionCreated(BaseModel):
+    slug: str
+    created: bool
+    url: str
+
+
+class ParticipationOut(BaseModel):
+    user: str
+    requested_at: datetime
+    approved: bool
+
+    @classmethod
+    def of(cls, user: str, row: Participant) -> ParticipationOut:
+        return cls(user=user, requested_at=row.requested_at, approved=row.approved_at is not None)
+
+
+class ParticipantList(BaseModel):
+    participants: list[ParticipationOut]

@@ -1,0 +1,97 @@
+"""Submissions as the API shows them, shaped from a ``SubmissionRecord``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.services.submissions.quota import QuotaUsage
+from app.services.submissions.results import SubmissionRecord
+from app.storage.models import SubmissionStatus
+
+
+class ScorerRef(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    name: str
+    version: str
+
+
+class OrganizerView(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    message: str
+    attempts: int
+    scoring_round: int
+    worker: str | None
+    quota_refunded: bool
+    score_round: int | None
+
+
+class QuotaOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    daily_limit: int | None
+    daily_used: int
+    total_limit: int | None
+    total_used: int
+    resets_at: datetime
+
+    @classmethod
+    def of(cls, usage: QuotaUsage) -> QuotaOut:
+        return cls.model_validate(usage, from_attributes=True)
+
+
+class SubmissionOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    competition: str
+    task: str
+    phase: str
+    team: str | None
+    baseline: bool
+    submitted_at: datetime
+    original_name: str
+    size: int
+    sha256: str
+    method_name: str
+    method_description: str
+    status: SubmissionStatus = Field(description="queued, running, scored or failed")
+    message: str = Field(description="for the team: why a submission failed, in plain words")
+    chosen: bool
+    scored_at: datetime | None
+    metrics_hidden: bool = Field(description="true when scored but the phase's numbers are not public yet")
+    metrics: dict[str, float] | None
+    scorer: ScorerRef | None
+    queue_position: int | None = Field(
+        None, description="while queued: its place in the scoring queue (1: next), else null"
+    )
+    estimated_scored_at: datetime | None = Field(
+        None, description="while queued: when it will probably be scored, from the recent pace (null: no pace yet)"
+    )
+    breakdown: dict[str, Any] | None = None
+    organizer: OrganizerView | None = None
+    quota: QuotaOut | None = None
+
+    @classmethod
+    def of(cls, record: SubmissionRecord, *, quota: QuotaUsage | None = None) -> SubmissionOut:
+        """The record as the API shows it; an upload's answer also says how much of the quota is used."""
+        out = cls.model_validate(record, from_attributes=True)
+        if quota is not None:
+            out.quota = QuotaOut.of(quota)
+        return out
+
+
+class SubmissionList(BaseModel):
+    submissions: list[SubmissionOut]
+
+    @classmethod
+    def of(cls, records: list[SubmissionRecord]) -> SubmissionList:
+        return cls(submissions=[SubmissionOut.of(record) for record in records])
+
+
+class RescoreOut(BaseModel):
+    queued: int
