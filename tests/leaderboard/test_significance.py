@@ -148,3 +148,15 @@ def test_a_board_of_three_levels_forms_three_groups() -> None:
     assert tied_groups([k for k, _ in board], comparisons) == [["a1", "a2"], ["b"], ["c"]]
     # Enough trials for Holm's smallest corrected p-value to pass the threshold on a large board.
     assert trials_for(3) == 1000 and trials_for(59) * 0.05 >= 4 * 59
+
+
+def test_a_board_tests_each_pair_as_it_would_be_tested_alone() -> None:
+    # compare_neighbours puts every vectorized pair through one product per chunk of trials; each pair's
+    # raw p-value is still what its own test gives, with the same coin flips.
+    rng = np.random.default_rng(RNG_SEED)
+    board = [(k, _system(rng, 20, 0.7 - 0.05 * k)) for k in range(4)]
+    comparisons = compare_neighbours(MicroF1(), board, "f1", trials=700, seed=3)
+    for (_, a), (_, b), comparison in zip(board, board[1:], comparisons, strict=False):
+        alone = paired_test(MicroF1(), a, b, "f1", trials=700, seed=3)
+        assert alone is not None and comparison.p_raw == alone.p_value
+        assert comparison.difference == pytest.approx(alone.difference)
