@@ -11,7 +11,7 @@ two languages, SciER and FAMuS documents, FAMuS instances) with varied values, t
   randomization with ``--trials`` trials per pair, Holm, tied groups), all pairs computed (a cold board),
   and the two pairs a newly ranked entry adds when the others are remembered.
 
-Times are medians of ``--repeat`` runs, wall seconds, in this process (single-threaded numpy).
+Times are medians of ``--repeat`` runs in this process: wall seconds, and the process's CPU seconds.
 
     .venv/bin/python bench/uncertainty_bench.py [--units 3000] [--replicates 1000] [--entries 30] [--write-results]
 """
@@ -25,6 +25,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -106,13 +107,27 @@ class Fallback:
         return None
 
 
-def timed(function: Callable[[], object], repeat: int) -> float:
-    times = []
+@dataclass(frozen=True)
+class Timing:
+    """Median wall and CPU seconds of a few runs (CPU: this process's, all its threads)."""
+
+    wall: float
+    cpu: float
+
+    def show(self, unit: str = "s") -> str:
+        scale = 1000 if unit == "ms" else 1
+        digits = 0 if unit == "ms" else 2
+        return f"{self.wall * scale:.{digits}f} {unit} ({self.cpu * scale:.{digits}f})"
+
+
+def timed(function: Callable[[], object], repeat: int) -> Timing:
+    walls, cpus = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - start_cpu)
+    return Timing(statistics.median(walls), statistics.median(cpus))
 
 
 def measure(name: str, args: argparse.Namespace) -> str:
@@ -121,7 +136,7 @@ def measure(name: str, args: argparse.Namespace) -> str:
     metric = scorer.primary_metric
     units = make_units(name, args.units, 0.6, 1)
     vectorized = timed(lambda: bootstrap_interval(scorer, units, metric, replicates=args.replicates), args.repeat)
-    loop = float("nan")
+    loop = Timing(float("nan"), float("nan"))
     if args.fallback:
         slow = Fallback(scorer)
         replicates = args.replicates
@@ -136,8 +151,8 @@ def measure(name: str, args: argparse.Namespace) -> str:
     new_entry = timed(lambda: compare_neighbours(scorer, board[:3], metric, trials=args.trials), args.repeat)
     groups = len(tied_groups([k for k, _ in board], comparisons))
     return (
-        f"| {name} | {args.units:,} | {vectorized * 1000:.0f} ms | {loop:.2f} s | {page:.2f} s | "
-        f"{new_entry * 1000:.0f} ms | {groups} |"
+        f"| {name} | {args.units:,} | {vectorized.show('ms')} | {loop.show()} | {page.show()} | "
+        f"{new_entry.show('ms')} | {groups} |"
     )
 
 
@@ -168,7 +183,8 @@ def write_results(lines: list[str], args: argparse.Namespace, command: str) -> N
             "",
             f"{args.replicates:,} bootstrap replicates per interval (expanded BCa with its jackknife; the fallback "
             f"loop computes a percentile interval, without jackknife), {args.trials:,} permutation trials per "
-            f"compared pair; medians of {args.repeat} runs, wall time in one process.",
+            f"compared pair; medians of {args.repeat} runs in one process, wall seconds and, in brackets, CPU "
+            "seconds of the process (what the work costs on an idle core; numpy's BLAS may use both cores).",
             "",
             *lines,
             "",
