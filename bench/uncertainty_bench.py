@@ -168,8 +168,7 @@ def run(args: argparse.Namespace) -> list[str]:
     return lines
 
 
-def write_results(lines: list[str], args: argparse.Namespace, command: str) -> None:
-    load = os.getloadavg()[0]
+def write_results(lines: list[str], args: argparse.Namespace, command: str, load: float) -> None:
     section = "\n".join(
         [
             HEADING,
@@ -211,9 +210,10 @@ def main() -> None:
     parser.add_argument("--no-fallback", dest="fallback", action="store_false", help="skip the slow generic loop")
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args()
+    load = os.getloadavg()[0]
     lines = run(args)
     if args.write_results:
-        write_results(lines, args, ".venv/bin/python bench/uncertainty_bench.py " + " ".join(sys.argv[1:]))
+        write_results(lines, args, ".venv/bin/python bench/uncertainty_bench.py " + " ".join(sys.argv[1:]), load)
 
 
 if __name__ == "__main__":
