@@ -10,28 +10,22 @@ The server runs as its own process on the test database (SQLite, or PostgreSQL w
 from __future__ import annotations
 
 import json
-import os
 import random
-import re
-import socket
-import subprocess
-import sys
 import threading
 import time
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from app.storage.db import Database
-from tests.conftest import ROOT
 from tests.security import hostile_files as hostile
 from tests.security.hostile_files import MB
-from tests.security.seed_examples import Example, demo_competitions, example, seed_scorers
+from tests.security.live_server import TIMEOUT, LiveServer, peak_rss_kb, serve, upload, wait_scored
+from tests.security.seed_examples import Example, example, seed_scorers
 
 pytestmark = pytest.mark.slow
 
@@ -43,113 +37,19 @@ ZIP_ENTRIES = 16
 #: unpacked, become a 90 MB dict, built from a list of pairs). A bomb inflated past its bound (256 MB)
 #: or a slow body read to its end would go well past it.
 MEMORY_BOUND_KB = 400 * 1024
-#: A bound on every exchange, so that a server that never answers fails the test instead of hanging it.
-TIMEOUT = httpx.Timeout(60.0)
 BOUNDARY = "podium-hostile-boundary"
-
-
-@dataclass(frozen=True)
-class LiveServer:
-    url: str
-    pid: int
-    #: The demo participant's API token.
-    token: str
-    #: Peak resident memory (VmHWM, KB) once the server had started, scored a file and served a board.
-    warm_peak_kb: int = 0
-
-    def api(self, path: str) -> str:
-        return f"{self.url}/api/v1/{path}"
-
-    def submissions(self, scorer: str) -> str:
-        return self.api(f"{example(scorer).path}/submissions")
-
-    def auth(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"}
-
-    def count_submissions(self) -> int:
-        """The participant's submissions over every example phase."""
-        return sum(
-            len(httpx.get(self.submissions(name), headers=self.auth(), timeout=TIMEOUT).json()["submissions"])
-            for name in seed_scorers()
-        )
-
-
-def peak_rss_kb(pid: int) -> int:
-    """The process's peak resident set size in KB, from ``/proc`` (``VmHWM``)."""
-    status = Path(f"/proc/{pid}/status").read_text()
-    match = re.search(r"^VmHWM:\s+(\d+) kB$", status, re.MULTILINE)
-    assert match, f"no VmHWM in /proc/{pid}/status"
-    return int(match.group(1))
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_until_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{url}/api/v1/health").status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise AssertionError(f"podium serve did not start:\n{log.read_text()}")
-        time.sleep(0.2)
-
-
-def wait_scored(server: LiveServer, submission_id: int) -> dict[str, Any]:
-    deadline = time.monotonic() + 60
-    while True:
-        found = httpx.get(server.api(f"submissions/{submission_id}"), headers=server.auth(), timeout=TIMEOUT).json()
-        if found["status"] not in ("queued", "running") or time.monotonic() > deadline:
-            return dict(found)
-        time.sleep(0.1)
-
-
-def upload(server: LiveServer, scorer: str, data: bytes, filename: str = "submission.json") -> httpx.Response:
-    return httpx.post(
-        server.submissions(scorer), headers=server.auth(), files={"file": (filename, data)}, timeout=TIMEOUT
-    )
 
 
 @pytest.fixture(scope="module")
 def server(migrated: Database, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PODIUM_")}
-    env.update(
-        PODIUM_DATABASE_URL=migrated.url,
-        PODIUM_WORKERS="1",
-        PODIUM_SECRET_KEY="hostile-upload-tests-" * 3,
-        PODIUM_MAX_UPLOAD_BYTES=str(LIMIT),
-        PODIUM_MAX_UNZIPPED_BYTES=str(UNZIPPED_LIMIT),
-        PODIUM_MAX_ZIP_ENTRIES=str(ZIP_ENTRIES),
-    )
-    log = tmp_path_factory.mktemp("hostile") / "server.log"
-    port = free_port()
-    with demo_competitions(migrated) as tokens:
-        with log.open("wb") as output:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
-                cwd=ROOT,
-                env=env,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-            )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            wait_until_healthy(url, process, log)
-            server = LiveServer(url, process.pid, tokens["participant"])
-            accepted = upload(server, "svident-detection", example("svident-detection").submission)
-            assert accepted.status_code == 202, accepted.text
-            assert wait_scored(server, accepted.json()["id"])["status"] == "scored"
-            assert httpx.get(server.api(f"{example('svident-detection').path}/leaderboard")).status_code == 200
-            yield replace(server, warm_peak_kb=peak_rss_kb(process.pid))
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+    log_dir = tmp_path_factory.mktemp("hostile")
+    limits = {"MAX_UPLOAD_BYTES": str(LIMIT), "MAX_UNZIPPED_BYTES": str(UNZIPPED_LIMIT)}
+    with serve(migrated, log_dir, **limits, MAX_ZIP_ENTRIES=str(ZIP_ENTRIES)) as server:
+        accepted = upload(server, "svident-detection", example("svident-detection").submission)
+        assert accepted.status_code == 202, accepted.text
+        assert wait_scored(server, accepted.json()["id"])["status"] == "scored"
+        assert httpx.get(server.api(f"{example('svident-detection').path}/leaderboard")).status_code == 200
+        yield replace(server, warm_peak_kb=peak_rss_kb(server.pid))
 
 
 # -- the hostile files ---------------------------------------------------------------------------
