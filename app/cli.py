@@ -12,12 +12,15 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from app.cli_baselines import baseline_app, baselines_command
 from app.services.competitions import catalog
+
+if TYPE_CHECKING:
+    from scorers import ScorerDescription
 
 app = typer.Typer(
     name="podium",
@@ -69,13 +72,13 @@ def _percent(value: float) -> str:
     return f"{100 * value:6.2f}"
 
 
-def format_report(report: dict[str, Any], described: dict[str, Any]) -> str:
+def format_report(report: dict[str, Any], described: ScorerDescription) -> str:
     """A readable report: the metrics with their meaning, then each breakdown as a table."""
-    meanings = {m["name"]: m["meaning"] for m in described["metrics"]}
+    meanings = {m.name: m.meaning for m in described.metrics}
     lines = [f"{report['scorer']} (version {report['version']})", ""]
     width = max(len(name) for name in report["metrics"])
     for name, value in report["metrics"].items():
-        mark = "*" if name == described["primary_metric"] else " "
+        mark = "*" if name == described.primary_metric else " "
         lines.append(f"{mark} {name:<{width}}  {value:.6f}  ({_percent(value).strip()} %)  {meanings.get(name, '')}")
     lines.append("")
     lines.append("* primary metric")
@@ -133,7 +136,7 @@ def scorers_command(
     """List the registered scorers with their metrics and options."""
     from scorers import all_scorers
 
-    described = [cls.describe() for cls in all_scorers()]
+    described = [cls.describe().to_dict() for cls in all_scorers()]
     if as_json:
         sys.stdout.write(json.dumps({"scorers": described}, ensure_ascii=False) + "\n")
         return

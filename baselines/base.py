@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from baselines.errors import BadOptions, Cancelled, InvalidInputs
-from scorers.base import OptionSpec
+from scorers.options import OptionSpec, check_type, resolve
 
 ProgressFn = Callable[[int, int], None]
 LogFn = Callable[[str], None]
@@ -89,41 +89,21 @@ class Baseline(ABC):
     options: ClassVar[tuple[OptionSpec, ...]] = ()
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
-        self.settings: dict[str, Any] = self.resolve_options(options or {})
+        #: The resolved option values (defaults overlaid with what the run gives).
+        self.config: dict[str, Any] = self.resolve_options(options or {})
 
     @classmethod
     def resolve_options(cls, given: Mapping[str, Any]) -> dict[str, Any]:
-        """Defaults overlaid with ``given``; unknown names and wrong types are refused."""
-        if not isinstance(given, Mapping):
-            raise BadOptions(f"options for baseline {cls.name} must be a mapping, not {type(given).__name__}")
-        known = {spec.name: spec for spec in cls.options}
-        unknown = sorted(set(given) - set(known))
-        if unknown:
-            names = ", ".join(known) or "none"
-            raise BadOptions(f"unknown option(s) for baseline {cls.name}: {', '.join(unknown)} (known: {names})")
-        resolved = {name: spec.default for name, spec in known.items()}
-        for name, value in given.items():
-            resolved[name] = cls._check_option(known[name], value)
-        return resolved
-
-    @classmethod
-    def _check_option(cls, spec: OptionSpec, value: Any) -> Any:
-        default = spec.default
-        if isinstance(default, bool):
-            ok = isinstance(value, bool)
-        elif isinstance(default, int):
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        elif isinstance(default, float):
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-            value = float(value) if ok else value
-        else:
-            ok = isinstance(value, type(default))
-        if not ok:
-            raise BadOptions(
-                f"option {spec.name!r} of baseline {cls.name} must be of type {type(default).__name__}, "
-                f"not {type(value).__name__}"
-            )
-        return value
+        """Defaults overlaid with ``given``; unknown names and wrong types are refused (``BadOptions``)."""
+        owner = f"baseline {cls.name}"
+        specs = {spec.name: spec for spec in cls.options}
+        return resolve(
+            cls.options,
+            given,
+            owner=owner,
+            error=BadOptions,
+            check=lambda name, value: check_type(specs[name], value, owner=owner, error=BadOptions),
+        )
 
     @classmethod
     def describe(cls) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """The registry of baseline systems, keyed by name.
 
-System modules register their classes with ``@register``; ``baselines/systems/__init__.py``
-imports every module in that package, so importing ``baselines`` fills the registry. Tests may
-register extra systems and remove them with ``unregister``.
+System modules register their classes with ``@register`` (held in a ``scorers.registry.Registry``, as
+the scorers are); ``baselines/systems/__init__.py`` imports every module in that package, so importing
+``baselines`` fills the registry. Tests may register extra systems and remove them with ``unregister``.
 """
 
 from __future__ import annotations
@@ -12,31 +12,25 @@ from typing import Any, TypeVar
 
 from baselines.base import Baseline
 from baselines.errors import UnknownBaseline
+from scorers.registry import Registry
 
-_REGISTRY: dict[str, type[Baseline]] = {}
+_BASELINES: Registry[type[Baseline]] = Registry("baseline", UnknownBaseline)
 
 T = TypeVar("T", bound=type[Baseline])
 
 
 def register(cls: T) -> T:
     """Class decorator: add a system under its ``name``; a second class with that name is an error."""
-    existing = _REGISTRY.get(cls.name)
-    if existing is not None and existing is not cls:
-        raise ValueError(f"a baseline named {cls.name!r} is already registered ({existing.__qualname__})")
-    _REGISTRY[cls.name] = cls
+    _BASELINES.register(cls)
     return cls
 
 
 def unregister(name: str) -> None:
-    _REGISTRY.pop(name, None)
+    _BASELINES.unregister(name)
 
 
 def baseline_class(name: str) -> type[Baseline]:
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        raise UnknownBaseline(f"unknown baseline {name!r}; known baselines: {known}") from None
+    return _BASELINES.get(name)
 
 
 def get_baseline(name: str, options: Mapping[str, Any] | None = None) -> Baseline:
@@ -45,11 +39,11 @@ def get_baseline(name: str, options: Mapping[str, Any] | None = None) -> Baselin
 
 
 def baseline_names() -> list[str]:
-    return sorted(_REGISTRY)
+    return _BASELINES.names()
 
 
 def all_baselines() -> list[type[Baseline]]:
-    return [_REGISTRY[name] for name in sorted(_REGISTRY)]
+    return _BASELINES.all()
 
 
 def baselines_for(scorer: str) -> list[type[Baseline]]:

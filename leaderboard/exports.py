@@ -14,10 +14,13 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from leaderboard.ranking import Entry, metric_value, utc
 from leaderboard.tables import column_names, column_value, leaderboard_columns, natural_key
+
+if TYPE_CHECKING:
+    from scorers.description import ScorerDescription
 
 #: First characters that make a spreadsheet (Excel, LibreOffice, Google Sheets) read a cell as a
 #: formula or command (OWASP "CSV injection"), and the control characters that can precede one.
@@ -90,7 +93,7 @@ def _entry_object(entry: Entry) -> dict[str, Any]:
 
 
 def leaderboard_csv(
-    description: Mapping[str, Any], entries: Sequence[Entry], breakdown_metrics: Sequence[str] | None = None
+    description: ScorerDescription, entries: Sequence[Entry], breakdown_metrics: Sequence[str] | None = None
 ) -> str:
     """One row per entry: rank, team, system, submitted_at, baseline, every metric, breakdown columns."""
     columns = leaderboard_columns(description, entries, breakdown_metrics)
@@ -100,7 +103,7 @@ def leaderboard_csv(
 
 
 def leaderboard_json(
-    description: Mapping[str, Any], entries: Sequence[Entry], breakdown_metrics: Sequence[str] | None = None
+    description: ScorerDescription, entries: Sequence[Entry], breakdown_metrics: Sequence[str] | None = None
 ) -> str:
     """``{"scorer", "primary_metric", "columns", "entries"}``; each entry has its metrics and its
     breakdown columns nested as ``{"language": {"de": {"f1": ...}}}``."""
@@ -120,8 +123,8 @@ def leaderboard_json(
         item["breakdown"] = breakdown
         objects.append(item)
     document = {
-        "scorer": description.get("name"),
-        "primary_metric": description.get("primary_metric"),
+        "scorer": description.name,
+        "primary_metric": description.primary_metric,
         "columns": [c.id for c in columns],
         "entries": objects,
     }
@@ -144,7 +147,7 @@ def _document_rows(
 
 
 def documents_csv(
-    description: Mapping[str, Any],
+    description: ScorerDescription,
     entries: Sequence[Entry],
     breakdowns: Mapping[int, Breakdown],
     dimension: str = "document",
@@ -164,7 +167,7 @@ def documents_csv(
 
 
 def documents_json(
-    description: Mapping[str, Any],
+    description: ScorerDescription,
     entries: Sequence[Entry],
     breakdowns: Mapping[int, Breakdown],
     dimension: str = "document",
@@ -176,4 +179,4 @@ def documents_json(
         {**_entry_object(e), dimension: key, "metrics": {n: _finite(metric_value(values, n)) for n in names}}
         for e, key, values in rows
     ]
-    return _json_text({"scorer": description.get("name"), "dimension": dimension, "rows": objects})
+    return _json_text({"scorer": description.name, "dimension": dimension, "rows": objects})

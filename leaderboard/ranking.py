@@ -34,7 +34,10 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+if TYPE_CHECKING:
+    from scorers.description import ScorerDescription
 
 Selection = Literal["best", "latest", "chosen"]
 SELECTIONS: tuple[Selection, ...] = get_args(Selection)
@@ -110,12 +113,12 @@ class Rules:
             raise ValueError(f"unknown selection rule {self.select!r}; expected one of {', '.join(SELECTIONS)}")
 
     @classmethod
-    def from_description(cls, description: Mapping[str, Any], select: Selection = "best") -> Rules:
-        """Rules from a scorer's ``describe()``: its primary and secondary metrics and their directions."""
+    def from_description(cls, description: ScorerDescription, select: Selection = "best") -> Rules:
+        """Rules from a scorer's description: its primary and secondary metrics and their directions."""
         return cls(
-            primary=description["primary_metric"],
-            secondary=tuple(description.get("secondary_metrics", ())),
-            higher_is_better={m["name"]: bool(m["higher_is_better"]) for m in description.get("metrics", ())},
+            primary=description.primary_metric,
+            secondary=description.secondary_metrics,
+            higher_is_better={m.name: m.higher_is_better for m in description.metrics},
             select=select,
         )
 

@@ -1,6 +1,6 @@
 """Tables as plain data, ready for pages and exports: columns with headers and directions, rows of cells.
 
-Everything here reads a scorer's ``describe()`` dict and stored breakdowns
+Everything here reads a scorer's description (``ScorerDescription``) and stored breakdowns
 (``{dimension: {key: {metric: value}}}``), so a page never needs the scorer itself. Declared metrics
 are fractions and are shown as percentages with two decimals; anything else a breakdown carries
 (counts such as ``gold``) is shown as a plain number.
@@ -18,9 +18,12 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from leaderboard.ranking import Entry, metric_value, utc
+
+if TYPE_CHECKING:
+    from scorers.description import ScorerDescription
 
 ARROW_UP = "↑"
 ARROW_DOWN = "↓"
@@ -124,25 +127,21 @@ class Table:
         }
 
 
-def _declared(description: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    return {m["name"]: m for m in description.get("metrics", ())}
-
-
-def metric_column(description: Mapping[str, Any], name: str, *, dimension: str | None = None, key: str = "") -> Column:
+def metric_column(description: ScorerDescription, name: str, *, dimension: str | None = None, key: str = "") -> Column:
     """The column of one number; declared metrics get their arrow and meaning, others none."""
-    spec = _declared(description).get(name)
+    spec = description.metric(name)
     prefix = f"{key} " if dimension is not None else ""
     if spec is None:
         return Column(name, f"{prefix}{name}", None, "", dimension, key if dimension is not None else None)
-    better = bool(spec["higher_is_better"])
+    better = spec.higher_is_better
     label = f"{prefix}{name} {arrow(better)}"
-    return Column(name, label, better, str(spec.get("meaning", "")), dimension, key if dimension is not None else None)
+    return Column(name, label, better, spec.meaning, dimension, key if dimension is not None else None)
 
 
-def column_names(description: Mapping[str, Any], present: Iterable[str]) -> list[str]:
+def column_names(description: ScorerDescription, present: Iterable[str]) -> list[str]:
     """The numbers to show, in order: declared metrics as declared (those present), then others by name."""
     present_set = set(present)
-    declared = [name for name in _declared(description) if name in present_set]
+    declared = [spec.name for spec in description.metrics if spec.name in present_set]
     return declared + sorted(present_set - set(declared))
 
 
@@ -151,14 +150,14 @@ def _row(key: str, columns: Sequence[Column], values: Mapping[str, Any]) -> Row:
     return Row(key, numbers, tuple(c.format(v) for c, v in zip(columns, numbers, strict=True)))
 
 
-def metrics_table(description: Mapping[str, Any], metrics: Mapping[str, Any]) -> Table:
+def metrics_table(description: ScorerDescription, metrics: Mapping[str, Any]) -> Table:
     """A submission's overall metrics as one row keyed ``overall``."""
     columns = tuple(metric_column(description, name) for name in column_names(description, metrics))
     return Table("overall", "Overall", "", columns, (_row("overall", columns, metrics),))
 
 
 def breakdown_table(
-    description: Mapping[str, Any], breakdown: Mapping[str, Mapping[str, Mapping[str, Any]]], dimension: str
+    description: ScorerDescription, breakdown: Mapping[str, Mapping[str, Mapping[str, Any]]], dimension: str
 ) -> Table:
     """One row per key of ``breakdown[dimension]`` (natural order), one column per number they carry.
 
@@ -172,12 +171,12 @@ def breakdown_table(
 
 
 def breakdown_tables(
-    description: Mapping[str, Any], breakdown: Mapping[str, Mapping[str, Mapping[str, Any]]]
+    description: ScorerDescription, breakdown: Mapping[str, Mapping[str, Mapping[str, Any]]]
 ) -> list[Table]:
     """Every breakdown of a submission: the leaderboard dimensions first, then the rest by name,
     with the long per-unit (per-document) table last."""
-    first = [d for d in description.get("leaderboard_breakdowns", ()) if d in breakdown]
-    last = [d for d in dict.fromkeys((description.get("unit"), "document")) if d in breakdown and d not in first]
+    first = [d for d in description.leaderboard_breakdowns if d in breakdown]
+    last = [d for d in dict.fromkeys((description.unit, "document")) if d in breakdown and d not in first]
     middle = sorted(d for d in breakdown if d not in first and d not in last)
     return [breakdown_table(description, breakdown, d) for d in (*first, *middle, *last)]
 
@@ -186,14 +185,14 @@ def breakdown_tables(
 
 
 def leaderboard_columns(
-    description: Mapping[str, Any], entries: Sequence[Entry], breakdown_metrics: Sequence[str] | None = None
+    description: ScorerDescription, entries: Sequence[Entry], breakdown_metrics: Sequence[str] | None = None
 ) -> tuple[Column, ...]:
     """Every metric the entries carry, then for each ``leaderboard_breakdowns`` dimension and key one
     column per ``breakdown_metrics`` (default: the primary metric), e.g. ``language:de:f1``."""
     metric_names = column_names(description, (n for e in entries for n in (e.candidate.metrics or {})))
     columns = [metric_column(description, name) for name in metric_names]
-    wanted = list(breakdown_metrics) if breakdown_metrics is not None else [description["primary_metric"]]
-    for dimension in description.get("leaderboard_breakdowns", ()):
+    wanted = list(breakdown_metrics) if breakdown_metrics is not None else [description.primary_metric]
+    for dimension in description.leaderboard_breakdowns:
         keys = {key for e in entries for key in e.candidate.columns.get(dimension, {})}
         for key in sorted(keys, key=natural_key):
             columns += [metric_column(description, name, dimension=dimension, key=key) for name in wanted]
@@ -231,7 +230,7 @@ class Board:
 
 
 def leaderboard_table(
-    description: Mapping[str, Any], entries: Sequence[Entry], breakdown_metrics: Sequence[str] | None = None
+    description: ScorerDescription, entries: Sequence[Entry], breakdown_metrics: Sequence[str] | None = None
 ) -> Board:
     """The ranked entries as rows of formatted cells (times in UTC), columns as ``leaderboard_columns``."""
     columns = leaderboard_columns(description, entries, breakdown_metrics)

@@ -6,6 +6,7 @@ a participant's laptop (``podium score``).
 
 from scorers import tasks as _tasks  # noqa: F401  (registers the seed scorers)
 from scorers.base import MetricSpec, OptionSpec, PublicIds, Scorer, ScoreReport, UnitStats
+from scorers.description import ScorerDescription
 from scorers.errors import (
     InvalidGold,
     InvalidSubmission,
@@ -28,6 +29,7 @@ __all__ = [
     "PublicIds",
     "ScoreReport",
     "Scorer",
+    "ScorerDescription",
     "ScorerError",
     "UnitStats",
     "UnknownScorer",

@@ -32,8 +32,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
+from scorers.description import MetricSpec as MetricSpec
+from scorers.description import ScorerDescription
 from scorers.errors import OptionsError
 from scorers.io import gc_paused, unpack_submission
+from scorers.options import OptionSpec as OptionSpec
+from scorers.options import check_type, resolve
 
 if TYPE_CHECKING:
     from scorers.families.weighted import WeightedMetric
@@ -49,24 +53,6 @@ S = TypeVar("S")
 UnitStats = Mapping[str, Any]
 #: ``breakdown[dimension][key] = {metric: value}``, e.g. ``breakdown["language"]["de"]["f1"]``.
 Breakdown = dict[str, dict[str, dict[str, float]]]
-
-
-@dataclass(frozen=True)
-class MetricSpec:
-    """A metric a scorer reports: its name, a one-line meaning and its direction."""
-
-    name: str
-    meaning: str
-    higher_is_better: bool = True
-
-
-@dataclass(frozen=True)
-class OptionSpec:
-    """A scorer option, its default and what it changes."""
-
-    name: str
-    default: Any
-    meaning: str
 
 
 @dataclass(frozen=True)
@@ -152,59 +138,33 @@ class Scorer(ABC, Generic[G, P, S]):
 
     @classmethod
     def resolve_options(cls, given: Mapping[str, Any]) -> dict[str, Any]:
-        """Defaults overlaid with ``given``; unknown names and wrong types are refused."""
-        if not isinstance(given, Mapping):
-            raise OptionsError(f"scorer options for {cls.name} must be a mapping, not {type(given).__name__}")
-        known = {spec.name: spec for spec in cls.options}
-        unknown = sorted(set(given) - set(known))
-        if unknown:
-            names = ", ".join(known) or "none"
-            raise OptionsError(f"unknown option(s) for {cls.name}: {', '.join(unknown)} (known: {names})")
-        resolved = {name: spec.default for name, spec in known.items()}
-        for name, value in given.items():
-            resolved[name] = cls.check_option(name, value)
-        return resolved
+        """Defaults overlaid with ``given``; unknown names and wrong types are refused (``OptionsError``)."""
+        return resolve(cls.options, given, owner=cls.name, error=OptionsError, check=cls.check_option)
 
     @classmethod
     def check_option(cls, name: str, value: Any) -> Any:
-        """Validate one option value; subclasses override for options with richer types."""
-        default = next(spec.default for spec in cls.options if spec.name == name)
-        expected: type | tuple[type, ...]
-        if isinstance(default, bool):
-            expected = bool
-        elif isinstance(default, (list, tuple)):
-            expected = (list, tuple)
-        elif isinstance(default, float):
-            expected = (int, float)
-        else:
-            expected = type(default)
-        if default is not None and (not isinstance(value, expected) or (expected is int and isinstance(value, bool))):
-            raise OptionsError(
-                f"option {name!r} of {cls.name} must be of type {type(default).__name__}, not {type(value).__name__}"
-            )
-        return list(value) if isinstance(value, tuple) else value
+        """Validate one option value; subclasses override for options with richer rules."""
+        spec = next(spec for spec in cls.options if spec.name == name)
+        return check_type(spec, value, owner=cls.name, error=OptionsError)
 
     @classmethod
-    def describe(cls) -> dict[str, Any]:
-        """Everything a person or a page needs to know about the scorer, as plain data."""
-        return {
-            "name": cls.name,
-            "version": cls.version,
-            "title": cls.title,
-            "description": cls.description,
-            "primary_metric": cls.primary_metric,
-            "secondary_metrics": list(cls.secondary_metrics),
-            "higher_is_better": next(m.higher_is_better for m in cls.metrics if m.name == cls.primary_metric),
-            "metrics": [
-                {"name": m.name, "meaning": m.meaning, "higher_is_better": m.higher_is_better} for m in cls.metrics
-            ],
-            "options": [{"name": o.name, "default": o.default, "meaning": o.meaning} for o in cls.options],
-            "gold_format": cls.gold_format,
-            "submission_format": cls.submission_format,
-            "submission_filename": cls.submission_filename,
-            "unit": cls.unit,
-            "leaderboard_breakdowns": list(cls.leaderboard_breakdowns),
-        }
+    def describe(cls) -> ScorerDescription:
+        """Everything a person, a page or a leaderboard needs to know about the scorer."""
+        return ScorerDescription(
+            name=cls.name,
+            version=cls.version,
+            title=cls.title,
+            summary=cls.description,
+            primary_metric=cls.primary_metric,
+            secondary_metrics=tuple(cls.secondary_metrics),
+            metrics=tuple(cls.metrics),
+            options=tuple(cls.options),
+            gold_format=cls.gold_format,
+            submission_format=cls.submission_format,
+            submission_filename=cls.submission_filename,
+            unit=cls.unit,
+            leaderboard_breakdowns=tuple(cls.leaderboard_breakdowns),
+        )
 
     # -- the three steps ------------------------------------------------------------------
     @abstractmethod

@@ -1,4 +1,4 @@
-"""The registry of scorers, keyed by name.
+"""The registry of scorers, keyed by name, and the ``Registry`` class that baseline systems use too.
 
 Scorer modules register their classes with ``@register``; ``scorers/tasks/__init__.py`` imports
 the seed tasks so that importing ``scorers`` fills the registry. Tests may register extra
@@ -8,35 +8,70 @@ scorers (a deliberately slow one, say) and remove them with ``unregister``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from scorers.base import Scorer
 from scorers.errors import UnknownScorer
 
-_REGISTRY: dict[str, type[Scorer[Any, Any, Any]]] = {}
+
+class Named(Protocol):
+    name: ClassVar[str]
+
+
+C = TypeVar("C", bound=type[Named])
+
+
+class Registry(Generic[C]):
+    """Classes keyed by their ``name``: the scorers here, the baseline systems in ``baselines.registry``."""
+
+    def __init__(self, kind: str, unknown: type[Exception]) -> None:
+        self.kind = kind
+        self.unknown = unknown
+        self._classes: dict[str, C] = {}
+
+    def register(self, cls: C) -> C:
+        """Add ``cls`` under its ``name``; a second class with that name is an error."""
+        existing = self._classes.get(cls.name)
+        if existing is not None and existing is not cls:
+            raise ValueError(f"a {self.kind} named {cls.name!r} is already registered ({existing.__qualname__})")
+        self._classes[cls.name] = cls
+        return cls
+
+    def unregister(self, name: str) -> None:
+        self._classes.pop(name, None)
+
+    def get(self, name: str) -> C:
+        """The class registered as ``name``; ``unknown`` (the error class) names the registered ones."""
+        try:
+            return self._classes[name]
+        except KeyError:
+            known = ", ".join(sorted(self._classes))
+            raise self.unknown(f"unknown {self.kind} {name!r}; known {self.kind}s: {known}") from None
+
+    def names(self) -> list[str]:
+        return sorted(self._classes)
+
+    def all(self) -> list[C]:
+        return [self._classes[name] for name in sorted(self._classes)]
+
+
+_SCORERS: Registry[type[Scorer[Any, Any, Any]]] = Registry("scorer", UnknownScorer)
 
 T = TypeVar("T", bound=type[Scorer[Any, Any, Any]])
 
 
 def register(cls: T) -> T:
     """Class decorator: add a scorer under its ``name``; a second class with that name is an error."""
-    existing = _REGISTRY.get(cls.name)
-    if existing is not None and existing is not cls:
-        raise ValueError(f"a scorer named {cls.name!r} is already registered ({existing.__qualname__})")
-    _REGISTRY[cls.name] = cls
+    _SCORERS.register(cls)
     return cls
 
 
 def unregister(name: str) -> None:
-    _REGISTRY.pop(name, None)
+    _SCORERS.unregister(name)
 
 
 def scorer_class(name: str) -> type[Scorer[Any, Any, Any]]:
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        raise UnknownScorer(f"unknown scorer {name!r}; known scorers: {known}") from None
+    return _SCORERS.get(name)
 
 
 def get_scorer(name: str, options: Mapping[str, Any] | None = None) -> Scorer[Any, Any, Any]:
@@ -45,8 +80,8 @@ def get_scorer(name: str, options: Mapping[str, Any] | None = None) -> Scorer[An
 
 
 def scorer_names() -> list[str]:
-    return sorted(_REGISTRY)
+    return _SCORERS.names()
 
 
 def all_scorers() -> list[type[Scorer[Any, Any, Any]]]:
-    return [_REGISTRY[name] for name in sorted(_REGISTRY)]
+    return _SCORERS.all()

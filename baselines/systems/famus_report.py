@@ -48,7 +48,7 @@ class FamusReport(Baseline):
 
     def produce(self, inputs: BaselineInputs, context: RunContext) -> bytes:
         items = read_cdae_items(inputs.inputs)
-        name, data = pick_iterx_resource(inputs.resources, self.settings["report_gold"])
+        name, data = pick_iterx_resource(inputs.resources, self.config["report_gold"])
         report = read_iterx_gold(f"resource {name!r}", data)
         context.start(len(items))
         predicted: dict[str, list[dict[str, Any]]] = {}

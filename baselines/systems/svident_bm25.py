@@ -55,10 +55,10 @@ class SvidentBM25(Baseline):
         context.start(len(sentences))
         context.log(f"indexing {len(known)} variables")
         stopwords = _stopwords()
-        retriever = bm25s.BM25(k1=self.settings["k1"], b=self.settings["b"])
+        retriever = bm25s.BM25(k1=self.config["k1"], b=self.config["b"])
         retriever.index(_tokenize([v.document() for v in known.values()], stopwords, ids=True), show_progress=False)
         candidates = Candidates(known)
-        limit = max(1, self.settings["max_candidates"])
+        limit = max(1, self.config["max_candidates"])
         rankings: dict[str, dict[str, float]] = {}
         for start in range(0, len(sentences), _BATCH):
             batch = sentences[start : start + _BATCH]

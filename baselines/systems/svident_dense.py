@@ -39,7 +39,7 @@ class SvidentDense(Baseline):
         passages = list(dict.fromkeys(p for v in known.values() for p in v.passages()))
         context.start(len(passages) + len(sentences))
         model = MiniLM()
-        batch_size = max(1, self.settings["batch_size"])
+        batch_size = max(1, self.config["batch_size"])
         context.log(f"embedding {len(passages)} passages of {len(known)} variables on {model.device}")
         encoded = model.encode(passages, context, batch_size)
         row = {passage: i for i, passage in enumerate(passages)}
@@ -48,7 +48,7 @@ class SvidentDense(Baseline):
         context.log(f"embedding {len(sentences)} input sentences")
         queries = model.encode([s.text for s in sentences], context, batch_size)
         candidates = Candidates(known)
-        limit = max(1, self.settings["max_candidates"])
+        limit = max(1, self.config["max_candidates"])
         rankings = {}
         for sentence, query in zip(sentences, queries, strict=True):
             chosen = candidates.of(sentence)

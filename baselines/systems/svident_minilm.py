@@ -44,12 +44,10 @@ class SvidentMiniLM(Baseline):
         sentences = read_inputs(inputs.inputs)
         context.start(len(labelled) + len(sentences))
         model = MiniLM()
-        batch_size = max(1, self.settings["batch_size"])
+        batch_size = max(1, self.config["batch_size"])
         context.log(f"embedding {len(labelled)} training sentences on {model.device}")
         features = model.encode([s.text for s in labelled], context, batch_size)
-        classifier = LogisticRegression(
-            C=self.settings["c"], class_weight="balanced", solver="liblinear", random_state=0
-        )
+        classifier = LogisticRegression(C=self.config["c"], class_weight="balanced", solver="liblinear", random_state=0)
         classifier.fit(features, labels)
         context.log(f"embedding and labelling {len(sentences)} input sentences")
         flags = classifier.predict(model.encode([s.text for s in sentences], context, batch_size))

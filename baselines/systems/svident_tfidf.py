@@ -46,9 +46,9 @@ class SvidentTfidf(Baseline):
         sentences = read_inputs(inputs.inputs)
         context.start(len(sentences))
         context.log(f"training on {len(labelled)} sentences ({sum(labels)} mention a variable)")
-        vectorizer = TfidfVectorizer(ngram_range=(1, max(1, self.settings["ngram_max"])), sublinear_tf=True)
+        vectorizer = TfidfVectorizer(ngram_range=(1, max(1, self.config["ngram_max"])), sublinear_tf=True)
         features = vectorizer.fit_transform([s.text for s in labelled])
-        model = LogisticRegression(C=self.settings["c"], class_weight="balanced", solver="liblinear", random_state=0)
+        model = LogisticRegression(C=self.config["c"], class_weight="balanced", solver="liblinear", random_state=0)
         model.fit(features, labels)
         context.check()
         predicted: dict[str, bool] = {}

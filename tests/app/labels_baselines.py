@@ -37,13 +37,13 @@ class LabelsCopy(Baseline):
     )
 
     def produce(self, inputs: BaselineInputs, context: RunContext) -> bytes:
-        if self.settings["refuse"]:
+        if self.config["refuse"]:
             raise InvalidInputs(REFUSAL)
-        if self.settings["crash"]:
+        if self.config["crash"]:
             raise RuntimeError("the system exploded")
         training = json.loads(inputs.training["train.json"])
         ids = inputs.inputs["inputs.txt"].decode().split()
-        steps = self.settings["steps"]
+        steps = self.config["steps"]
         context.start(steps + len(ids))
         context.log(FIRST_LINE)
         context.log(f"resources: {', '.join(sorted(inputs.resources))}")
@@ -52,7 +52,7 @@ class LabelsCopy(Baseline):
             if step % 10 == 0:
                 context.log(f"step {step}")
             context.advance()
-        answer = {"zzz": "x"} if self.settings["invalid"] else {key: training[key] for key in ids}
+        answer = {"zzz": "x"} if self.config["invalid"] else {key: training[key] for key in ids}
         context.advance(len(ids))
         return json.dumps(answer).encode()
 

@@ -26,8 +26,8 @@ class Counting(Baseline):
     )
 
     def produce(self, inputs: BaselineInputs, context: RunContext) -> bytes:
-        context.start(self.settings["steps"])
-        for _ in range(self.settings["steps"]):
+        context.start(self.config["steps"])
+        for _ in range(self.config["steps"]):
             context.advance()
         context.log("counted")
         return str(context.done).encode()
@@ -38,9 +38,9 @@ def _run(baseline: Baseline, recorder: Recorder, scorer: str = "svident-detectio
 
 
 def test_defaults_are_overlaid_with_given_options() -> None:
-    assert Counting().settings == {"steps": 3, "rate": 0.5, "loud": False, "label": "x"}
+    assert Counting().config == {"steps": 3, "rate": 0.5, "loud": False, "label": "x"}
     # An int is accepted for a float option and stored as a float.
-    assert Counting({"steps": 5, "rate": 1}).settings == {"steps": 5, "rate": 1.0, "loud": False, "label": "x"}
+    assert Counting({"steps": 5, "rate": 1}).config == {"steps": 5, "rate": 1.0, "loud": False, "label": "x"}
 
 
 @pytest.mark.parametrize(

@@ -43,7 +43,7 @@ def _run(cls: type[Baseline], inputs: BaselineInputs) -> bytes:
 def test_declared_facts_are_complete(cls: type[Baseline]) -> None:
     assert cls.name and cls.version and cls.title and cls.description
     assert cls.scorers and set(cls.scorers) <= set(scorer_names())
-    assert get_baseline(cls.name).settings == {spec.name: spec.default for spec in cls.options}
+    assert get_baseline(cls.name).config == {spec.name: spec.default for spec in cls.options}
     assert json.loads(json.dumps(cls.describe()))["name"] == cls.name
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from leaderboard.ranking import BreakdownColumns, Candidate
 from scorers.base import MetricSpec, Scorer, UnitStats
+from scorers.description import ScorerDescription
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -72,5 +72,5 @@ class MeanScorer(Scorer[dict[str, float], None, dict[str, float]]):
         return {"mean": mean, "error": 1 - mean}
 
 
-def describe() -> dict[str, Any]:
+def describe() -> ScorerDescription:
     return MeanScorer.describe()

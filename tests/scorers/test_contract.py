@@ -156,11 +156,16 @@ def test_every_seed_scorer_is_registered_and_has_a_perfect_builder() -> None:
 def test_declarations_are_consistent(name: str) -> None:
     scorer = get_scorer(name)
     described = scorer.describe()
-    metric_names = [m["name"] for m in described["metrics"]]
-    assert described["primary_metric"] in metric_names
-    assert set(described["secondary_metrics"]) <= set(metric_names)
-    assert all(m["meaning"] for m in described["metrics"])
-    assert described["version"]
+    metric_names = [m.name for m in described.metrics]
+    assert described.primary_metric in metric_names
+    assert set(described.secondary_metrics) <= set(metric_names)
+    assert all(m.meaning for m in described.metrics)
+    assert described.version
+    # The plain-data form (API, `podium scorers --json`) says the same.
+    as_data = json.loads(json.dumps(described.to_dict()))
+    assert as_data["primary_metric"] == described.primary_metric
+    assert [m["name"] for m in as_data["metrics"]] == metric_names
+    assert as_data["higher_is_better"] == described.higher_is_better == scorer.higher_is_better
 
 
 @needs_shared

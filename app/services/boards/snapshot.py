@@ -22,7 +22,7 @@ from app.services.boards.staleness import fingerprint
 from app.services.competitions.catalog import phase_state
 from app.storage.models import Phase, Visibility
 from leaderboard.ranking import Candidate, Entry, Rules, Selection, rank
-from scorers import scorer_class
+from scorers import ScorerDescription, scorer_class
 
 PhaseRef = tuple[str, str, str]
 #: The two classes of viewer: the public (anyone who does not organize the competition), and the
@@ -91,7 +91,7 @@ class BoardSnapshot:
     viewers: Viewers
     #: ``True`` when this class of viewer may not see the phase's numbers (then nothing is ranked).
     hidden: bool
-    description: dict[str, Any]
+    description: ScorerDescription
     rules: Rules
     entries: tuple[Entry, ...]
     #: Every candidate with numbers this class may see (the chart of scores over time uses them).
@@ -134,7 +134,7 @@ def compute_snapshot(session: Session, phase: Phase, viewers: Viewers, generatio
     now = time.monotonic()
     read: list[Candidate] = []
     if not hidden:
-        breakdowns = tuple(described.get("leaderboard_breakdowns", ()))
+        breakdowns = described.leaderboard_breakdowns
         read = standings.candidates(session, phase, with_columns=breakdowns)
     return BoardSnapshot(
         facts=PhaseFacts.of(phase),

@@ -10,7 +10,6 @@ the messages. Everything else answers "not found", so ids reveal nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -22,7 +21,7 @@ from app.services.errors import NotFound
 from app.services.submissions import results
 from app.services.submissions.results import SubmissionRecord
 from app.storage.models import Phase, Submission, Team, User
-from scorers import scorer_class
+from scorers import ScorerDescription, scorer_class
 
 
 @dataclass(frozen=True)
@@ -31,8 +30,8 @@ class SubmissionView:
 
     record: SubmissionRecord
     ref: PhaseRef
-    #: The task scorer's ``describe()``: metric names, directions and meanings for the tables.
-    description: dict[str, Any]
+    #: The task scorer's description: metric names, directions and meanings for the tables.
+    description: ScorerDescription
     selection: str
     #: Whether the viewer is on the submitting team, organizes the competition, or neither.
     own: bool

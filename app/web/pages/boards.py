@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -18,6 +17,7 @@ from app.services.submissions.results import current_scores
 from app.storage.types import utcnow
 from leaderboard.exports import documents_csv, documents_json, leaderboard_csv, leaderboard_json
 from leaderboard.tables import Column, leaderboard_table
+from scorers import ScorerDescription
 
 
 @dataclass(frozen=True)
@@ -47,11 +47,11 @@ class BoardView:
     primary_label: str
 
 
-def _column_order(columns: tuple[Column, ...], description: dict[str, Any]) -> list[int]:
+def _column_order(columns: tuple[Column, ...], description: ScorerDescription) -> list[int]:
     """The primary metric first, then the secondary ones, the other metrics, the per-language (or
     other breakdown) columns last, each group in the library's order."""
-    primary = description["primary_metric"]
-    secondary = list(description.get("secondary_metrics", ()))
+    primary = description.primary_metric
+    secondary = list(description.secondary_metrics)
 
     def rank_of(index: int) -> tuple[int, int]:
         column = columns[index]
@@ -77,7 +77,7 @@ def _title(column: Column) -> str:
 def board_view(snapshot: BoardSnapshot) -> BoardView:
     board = leaderboard_table(snapshot.description, snapshot.entries)
     order = _column_order(board.columns, snapshot.description)
-    primary = snapshot.description["primary_metric"]
+    primary = snapshot.description.primary_metric
     headers = tuple(
         HeaderCell(
             label=board.columns[i].label,
@@ -118,9 +118,9 @@ def board_export(snapshot: BoardSnapshot, extension: str) -> bytes:
     return write(snapshot.description, snapshot.entries).encode("utf-8")
 
 
-def document_dimension(description: dict[str, Any]) -> str:
+def document_dimension(description: ScorerDescription) -> str:
     """The breakdown with one row per scored unit: the scorer's unit (document, group, instance)."""
-    return str(description.get("unit") or "document")
+    return description.unit or "document"
 
 
 def documents_export(snapshot: BoardSnapshot, extension: str, session_factory: Callable[[], Session]) -> bytes:

@@ -59,7 +59,7 @@ def organize(
         "statuses": tuple(SubmissionStatus),
         "status": status,
         "team": team,
-        "primary": scorer_class(phase_row.task.scorer).describe()["primary_metric"],
+        "primary": scorer_class(phase_row.task.scorer).describe().primary_metric,
         "baselines": runs.registry(phase_row.task.scorer),
         "runs": views.describe_runs(session, runs.list_runs(session, viewer, phase_row)),
     }

@@ -172,7 +172,7 @@ def _document_scores(view: SubmissionView) -> dict[str, float]:
     from leaderboard.charts import document_scores
 
     breakdown = view.record.breakdown or {}
-    primary = view.description["primary_metric"]
+    primary = view.description.primary_metric
     return document_scores(breakdown, primary, boards.document_dimension(view.description))
 
 
@@ -192,7 +192,7 @@ def submission_page(submission_id: RowId, request: Request, session: SessionDep,
         "tables": breakdown_tables(description, breakdown) if metrics else [],
         "has_chart": bool(metrics) and bool(_document_scores(view)),
         "unit": boards.document_dimension(description),
-        "primary": description["primary_metric"],
+        "primary": description.primary_metric,
     }
     return render(request, "submission.html", context, viewer=viewer)
 
@@ -210,8 +210,9 @@ def document_chart(submission_id: RowId, request: Request, session: SessionDep, 
     from leaderboard.charts import document_chart as draw
 
     view = _view(request, session, viewer, submission_id)
-    primary = view.description["primary_metric"]
-    higher = next((m["higher_is_better"] for m in view.description["metrics"] if m["name"] == primary), True)
+    primary = view.description.primary_metric
+    spec = view.description.metric(primary)
+    higher = spec.higher_is_better if spec is not None else True
     svg = draw(_document_scores(view), metric=primary, higher_is_better=bool(higher))
     return Response(svg, media_type="image/svg+xml", headers=SVG_HEADERS)
 

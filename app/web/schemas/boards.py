@@ -62,11 +62,11 @@ class LeaderboardOut(BaseModel):
             competition=facts.competition,
             task=facts.task,
             phase=facts.phase,
-            scorer=described["name"],
+            scorer=described.name,
             primary_metric=snapshot.rules.primary,
             metrics=[
-                MetricOut(name=m["name"], meaning=m["meaning"], higher_is_better=m["higher_is_better"])
-                for m in described["metrics"]
+                MetricOut(name=m.name, meaning=m.meaning, higher_is_better=m.higher_is_better)
+                for m in described.metrics
             ],
             selection=facts.selection,
             hidden=not facts.metrics_public,

@@ -114,7 +114,7 @@ class TaskOut(BaseModel):
 
     @classmethod
     def of(cls, session: Session, task: Task, competition: str, limits: Limits, now: datetime) -> TaskOut:
-        described = scorer_class(task.scorer).describe()
+        described = scorer_class(task.scorer).describe().to_dict()
         training = [f for f in task.files if f.kind == TaskFileKind.TRAINING]
         return cls(
             slug=task.slug,

@@ -201,9 +201,9 @@ def test_options_are_checked() -> None:
 
 def test_described_facts() -> None:
     ere = get_scorer("scier-ere").describe()
-    assert ere["primary_metric"] == "rel_plus_f1"
-    assert ere["secondary_metrics"] == ["rel_f1", "ner_f1"]
-    assert [(o["name"], o["default"]) for o in ere["options"]] == [
+    assert ere.primary_metric == "rel_plus_f1"
+    assert ere.secondary_metrics == ("rel_f1", "ner_f1")
+    assert [(o.name, o.default) for o in ere.options] == [
         ("symmetric_labels", []),
         ("max_entities_per_sentence", 1000),
         ("max_relations_per_sentence", 1000),
@@ -211,11 +211,11 @@ def test_described_facts() -> None:
         ("max_labels", 100),
     ]
     re_ = get_scorer("scier-re").describe()
-    assert re_["primary_metric"] == "re_f1"
-    assert [m["name"] for m in re_["metrics"]] == ["re_p", "re_r", "re_f1"]
+    assert re_.primary_metric == "re_f1"
+    assert [m.name for m in re_.metrics] == ["re_p", "re_r", "re_f1"]
     for described in (ere, re_):
-        assert set(described["leaderboard_breakdowns"]) <= {"relation_label", "entity_type"}
-        assert described["submission_filename"] == "submission.jsonl"
+        assert set(described.leaderboard_breakdowns) <= {"relation_label", "entity_type"}
+        assert described.submission_filename == "submission.jsonl"
 
 
 def test_release_dev_split_perfect_submission_keeps_the_repeated_gold_rows() -> None:

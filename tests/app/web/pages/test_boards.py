@@ -3,24 +3,32 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from app.services.boards.snapshot import BoardSnapshot, PhaseFacts
 from app.web.pages.boards import board_view
 from leaderboard.ranking import Candidate, Rules, rank
+from scorers import MetricSpec, ScorerDescription
 
-DESCRIPTION: dict[str, Any] = {
-    "name": "toy",
-    "primary_metric": "f1",
-    "secondary_metrics": ["recall"],
-    "metrics": [
-        {"name": "precision", "meaning": "p", "higher_is_better": True},
-        {"name": "recall", "meaning": "r", "higher_is_better": True},
-        {"name": "f1", "meaning": "harmonic mean", "higher_is_better": True},
-        {"name": "errors", "meaning": "mistakes", "higher_is_better": False},
-    ],
-    "leaderboard_breakdowns": ["language"],
-}
+DESCRIPTION = ScorerDescription(
+    name="toy",
+    version="1",
+    title="Toy",
+    summary="",
+    primary_metric="f1",
+    secondary_metrics=("recall",),
+    metrics=(
+        MetricSpec("precision", "p"),
+        MetricSpec("recall", "r"),
+        MetricSpec("f1", "harmonic mean"),
+        MetricSpec("errors", "mistakes", higher_is_better=False),
+    ),
+    options=(),
+    gold_format="",
+    submission_format="",
+    submission_filename="submission.json",
+    unit="document",
+    leaderboard_breakdowns=("language",),
+)
 
 
 def candidate(sid: int, team: str, f1: float, *, baseline: bool = False) -> Candidate:
