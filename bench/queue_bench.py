@@ -54,6 +54,7 @@ from app.storage.types import utcnow  # noqa: E402
 from app.worker.celery_app import make_celery  # noqa: E402
 from app.worker.celery_queue import CeleryQueue  # noqa: E402
 from bench.intake_bench import EXAMPLE_GOLD, SHARED_GOLD, postgres_database, spec, submission_for  # noqa: E402
+from bench.results_md import replace_section  # noqa: E402
 
 RESULTS = ROOT / "bench" / "RESULTS.md"
 SECTION = "## Queue (bench/queue_bench.py)"
@@ -236,18 +237,6 @@ def render(runs: list[Run], gold_name: str, size: int) -> str:
         ratio = by_workers[2].throughput / by_workers[1].throughput
         lines += ["", f"Throughput, 2 workers / 1 worker: {ratio:.2f} (target: at least 1.8)."]
     return "\n".join(lines)
-
-
-def replace_section(document: str, section: str, body: str) -> str:
-    """``document`` with the section titled ``section`` replaced by ``body`` (appended when missing);
-    other sections are left as they are."""
-    block = f"{section}\n\n{body.strip()}\n"
-    if section not in document:
-        return document.rstrip("\n") + "\n\n" + block
-    before, rest = document.split(section, 1)
-    after = rest.split("\n## ", 1)
-    tail = "\n## " + after[1] if len(after) == 2 else ""
-    return before + block + tail
 
 
 def main() -> None:

@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,28 +44,13 @@ if __package__ in (None, ""):  # run as a script (`python bench/score_bench.py`,
     sys.path.insert(0, str(ROOT))
 
 from bench.score_inputs import SCORERS, build_inputs  # noqa: E402
+from bench.score_report import MB, Measure, legend, render, verdict  # noqa: E402
 from scorers import get_scorer, scorer_class, scorer_names, unpack_submission  # noqa: E402
 
-#: PERFORMANCE.md: the official code's whole-process wall seconds per scale, and its peak MB at 100x.
-#: The official SciER table measures the end-to-end evaluation; RE runs the same code on gold entities.
-OFFICIAL: dict[str, tuple[dict[int, float], int]] = {
-    "svident-detection": ({1: 2.3, 10: 7.6, 100: 1634.0}, 267),
-    "svident-disambiguation": ({1: 3.1, 10: 7.9, 100: 515.0}, 3700),
-    "scier-ere": ({1: 0.21, 10: 1.5, 100: 18.1}, 1300),
-    "scier-re": ({1: 0.21, 10: 1.5, 100: 18.1}, 1300),
-    "famus-cdae": ({1: 0.55, 10: 1.3, 100: 11.7}, 252),
-    "famus-sv": ({1: 0.88, 10: 1.5, 100: 3.9}, 850),
-}
-#: Targets of PERFORMANCE.md.
-MAX_GROWTH = 12.0
-MAX_PARSE_RATIO = 3.0
-MAX_MEMORY_RATIO = 2.0
-MIN_SPEEDUP = 10.0
 #: Peak memory per input byte assumed before a smaller scale of the same scorer has been measured.
 DEFAULT_BYTES_PER_INPUT_BYTE = 8.0
 #: Share of the machine's available memory a run may be expected to take.
 MEMORY_HEADROOM = 0.8
-MB = 1e6
 
 
 def shared_dir() -> Path:
@@ -206,48 +191,6 @@ def run_child(command: Sequence[str], *, memory_limit: int, stdout: Path) -> Chi
 # -- measuring -----------------------------------------------------------------------------------
 
 
-@dataclass
-class Measure:
-    """One scorer at one scale: medians over the repeats (peaks: the largest)."""
-
-    scorer: str
-    scale: int
-    input_bytes: int = 0
-    units: int = 0
-    baseline_s: float = 0.0
-    nogc_s: float = 0.0
-    orjson_s: float = 0.0
-    read_s: float = 0.0
-    parse_s: float = 0.0
-    compute_s: float = 0.0
-    peak_bytes: int = 0
-    start_bytes: int = 0
-    baseline_peak_bytes: int = 0
-    podium_s: float = 0.0
-    podium_peak_bytes: int = 0
-    primary: float = 0.0
-    skipped: str = ""
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def total_s(self) -> float:
-        """The scorer's own time: reading the files, parsing and checking them, computing."""
-        return self.read_s + self.parse_s + self.compute_s
-
-    @property
-    def parse_ratio(self) -> float:
-        return self.total_s / self.baseline_s if self.baseline_s else float("nan")
-
-    @property
-    def memory_ratio(self) -> float:
-        """Memory the scorer took beyond the loaded interpreter, per byte of input."""
-        return (self.peak_bytes - self.start_bytes) / self.input_bytes if self.input_bytes else float("nan")
-
-    @property
-    def baseline_memory_ratio(self) -> float:
-        return (self.baseline_peak_bytes - self.start_bytes) / self.input_bytes if self.input_bytes else float("nan")
-
-
 class Bench:
     """Generates inputs, runs the children and collects one ``Measure`` per scorer and scale."""
 
@@ -355,130 +298,6 @@ class Bench:
         measure.primary = median["primary"]
         if abs(median["podium_primary"] - measure.primary) > 1e-9:
             measure.notes.append(f"podium score gave {median['podium_primary']}, the scorer {measure.primary}")
-
-
-# -- reporting -----------------------------------------------------------------------------------
-
-COLUMNS = (
-    "scale",
-    "input MB",
-    "units",
-    "baseline s",
-    "no-GC s",
-    "orjson s",
-    "parse s",
-    "compute s",
-    "ratio",
-    "growth",
-    "peak MB",
-    "mem/input",
-    "baseline mem/input",
-    "podium score s",
-    "official s",
-    "speedup",
-)
-
-
-def _seconds(value: float) -> str:
-    return f"{value:.3f}" if value < 10 else f"{value:.1f}"
-
-
-def _growth(measure: Measure, previous: Measure | None) -> float | None:
-    """Time against the scale ten times smaller, when that one was measured just before."""
-    if (
-        previous is None
-        or previous.skipped
-        or measure.skipped
-        or measure.scale != 10 * previous.scale
-        or not previous.total_s
-    ):
-        return None
-    return measure.total_s / previous.total_s
-
-
-def rows(measures: Sequence[Measure]) -> list[list[str]]:
-    out = []
-    for previous, m in zip([None, *measures], measures, strict=False):
-        if m.skipped:
-            out.append([f"{m.scale}x", f"{m.input_bytes / MB:.1f}", *["-"] * (len(COLUMNS) - 2)])
-            continue
-        official = OFFICIAL[m.scorer][0].get(m.scale)
-        growth = _growth(m, previous)
-        out.append(
-            [
-                f"{m.scale}x",
-                f"{m.input_bytes / MB:.1f}",
-                str(m.units),
-                _seconds(m.baseline_s),
-                _seconds(m.nogc_s),
-                _seconds(m.orjson_s),
-                _seconds(m.parse_s),
-                _seconds(m.compute_s),
-                f"{m.parse_ratio:.2f}",
-                f"{growth:.1f}" if growth else "",
-                f"{m.peak_bytes / MB:.0f}",
-                f"{m.memory_ratio:.2f}",
-                f"{m.baseline_memory_ratio:.2f}",
-                _seconds(m.podium_s),
-                f"{official:g}" if official else "",
-                f"{official / m.podium_s:.1f}x" if official else "",
-            ]
-        )
-    return out
-
-
-def verdict(measures: Sequence[Measure]) -> str:
-    """The targets of PERFORMANCE.md, met or not, on the largest scale measured."""
-    done = [m for m in measures if not m.skipped]
-    if not done:
-        return "targets: not measured"
-    top = done[-1]
-    growths = [g for a, b in itertools.pairwise(measures) if (g := _growth(b, a)) is not None]
-    checks = [
-        ("linear", all(g <= MAX_GROWTH for g in growths), ", ".join(f"{g:.1f}x" for g in growths)),
-        (f"within 3x of parsing at {top.scale}x", top.parse_ratio <= MAX_PARSE_RATIO, f"{top.parse_ratio:.2f}x"),
-        (f"memory at {top.scale}x", top.memory_ratio <= MAX_MEMORY_RATIO, f"{top.memory_ratio:.2f}x the input"),
-    ]
-    official = OFFICIAL[top.scorer][0].get(top.scale)
-    if official:
-        speedup = official / top.podium_s
-        checks.append((f"10x faster than official at {top.scale}x", speedup >= MIN_SPEEDUP, f"{speedup:.1f}x"))
-    if not growths:
-        checks = checks[1:]  # growth needs two scales ten times apart
-    return "targets: " + "; ".join(f"{what} {'met' if ok else 'MISSED'} ({value})" for what, ok, value in checks)
-
-
-def render(measures: Sequence[Measure], markdown: bool) -> str:
-    table = [list(COLUMNS), *rows(measures)]
-    if markdown:
-        lines = ["| " + " | ".join(row) + " |" for row in table]
-        lines.insert(1, "|" + "---|" * len(COLUMNS))
-    else:
-        widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
-        lines = ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in table]
-    notes = [f"{m.scale}x not measured: {m.skipped}" for m in measures if m.skipped]
-    notes += [f"{m.scale}x: {note}" for m in measures for note in m.notes]
-    return "\n".join(lines + [""] * bool(notes) + notes)
-
-
-def legend(clock: str) -> str:
-    return " ".join(
-        [
-            f"Times are {clock} seconds, medians of the runs.",
-            "input: gold + submission. units: the scorer's units (documents, groups, instances).",
-            "baseline: reading both files and parsing them with json.loads or a tab-mode CSV reader, nothing else;",
-            "no-GC: the same with the garbage collector off; orjson: the same with orjson.loads.",
-            "parse: parse_gold + parse_submission.",
-            "ratio: (reading + parse + compute) / baseline. growth: reading + parse + compute against the scale",
-            "ten times smaller. peak: the scorer process's peak RSS, interpreter and libraries included.",
-            "mem/input: (peak - RSS before reading) / input, and the same for the baseline process.",
-            "podium score: the whole `podium score --json` process, start-up included. official, speedup:",
-            "PERFORMANCE.md's official wall time, and its ratio to podium score.",
-        ]
-    )
-
-
-# -- command line --------------------------------------------------------------------------------
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

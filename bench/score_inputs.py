@@ -24,13 +24,20 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import random
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from bench.enlarge import (
+    BenchInputs,
+    Record,
+    TextFile,
+    json_lines,
+    json_object,
+    release_lines,
+    slot,
+)
 
 SCORERS = (
     "svident-detection",
@@ -48,128 +55,6 @@ SVIDENT_CANDIDATES = 500
 #: Distinct variable ids the distractors are drawn from (real ones of the release, then made-up ones).
 SVIDENT_VARIABLE_POOL = 5000
 SVIDENT_COLUMNS = ("sentence", "is_variable", "variable", "research_data", "doc_id", "uuid", "lang")
-
-_SLOT = re.compile(r"@@BENCH-ID-(\d+)@@")
-
-
-def slot(index: int) -> str:
-    """The placeholder for a unit's ``index``-th id in its serialised text."""
-    return f"@@BENCH-ID-{index}@@"
-
-
-def copy_suffix(copy: int, copies: int) -> str:
-    """The id suffix of copy ``copy``: none when the file is written once, ``-c<k>`` otherwise."""
-    return "" if copies == 1 else f"-c{copy}"
-
-
-@dataclass(frozen=True)
-class Record:
-    """One unit's serialised text, cut at the places where its ids go."""
-
-    parts: tuple[str, ...]
-    ids: tuple[str, ...]
-
-    @classmethod
-    def of(cls, text: str, ids: Sequence[str]) -> Record:
-        """Cut ``text`` at its ``slot(i)`` placeholders; ``ids[i]`` is what slot ``i`` stands for."""
-        pieces = _SLOT.split(text)
-        order = [int(i) for i in pieces[1::2]]
-        if sorted(order) != list(range(len(ids))):
-            raise ValueError(f"expected each of {len(ids)} id slots once in the text, found slots {order}")
-        return cls(tuple(pieces[0::2]), tuple(ids[i] for i in order))
-
-    def render(self, suffix: str) -> str:
-        out = [self.parts[0]]
-        for value, part in zip(self.ids, self.parts[1:], strict=True):
-            out += (value, suffix, part)
-        return "".join(out)
-
-
-@dataclass(frozen=True)
-class TextFile:
-    """A file as ``head``, then every record of every copy with ``sep`` between them, then ``tail``."""
-
-    name: str
-    head: str
-    records: tuple[Record, ...]
-    sep: str
-    tail: str
-
-    def write(self, path: Path, copies: int) -> int:
-        """Write ``copies`` renamed copies of the records; return the size in bytes."""
-        size = 0
-        with path.open("w", encoding="utf-8", newline="") as out:
-            size += out.write(self.head)
-            first = True
-            for copy in range(copies):
-                suffix = copy_suffix(copy, copies)
-                for record in self.records:
-                    size += out.write(record.render(suffix) if first else self.sep + record.render(suffix))
-                    first = False
-            size += out.write(self.tail)
-        return size
-
-
-@dataclass(frozen=True)
-class BenchInputs:
-    """The 1x gold and submission of one scorer, and what they hold, for people."""
-
-    scorer: str
-    gold: TextFile
-    submission: TextFile
-    description: str
-
-    def write(self, folder: Path, copies: int) -> tuple[Path, Path]:
-        folder.mkdir(parents=True, exist_ok=True)
-        gold, submission = folder / self.gold.name, folder / self.submission.name
-        self.gold.write(gold, copies)
-        self.submission.write(submission, copies)
-        return gold, submission
-
-
-def _dumps(value: Any) -> str:
-    # ASCII with escapes, as the release files and Python's json module write it; one non-ASCII character
-    # would make a decoded file take two or four bytes per character in memory.
-    return json.dumps(value)
-
-
-def _escaped(key: str) -> str:
-    """An id as it stands between the quotes of a JSON string."""
-    return _dumps(key)[1:-1]
-
-
-def _json_object(name: str, entries: Iterable[tuple[str, Any]]) -> TextFile:
-    """A submission ``{id: value, ...}``, one record per entry."""
-    records = tuple(Record.of(f'"{slot(0)}": {_dumps(value)}', [_escaped(key)]) for key, value in entries)
-    return TextFile(name, "{", records, ", ", "}\n")
-
-
-def _json_lines(name: str, lines: Iterable[dict[str, Any]], id_key: str) -> TextFile:
-    """A JSON Lines file whose objects carry their id under ``id_key``."""
-    records = tuple(Record.of(_dumps({**line, id_key: slot(0)}), [_escaped(line[id_key])]) for line in lines)
-    return TextFile(name, "", records, "\n", "\n")
-
-
-def _release_lines(path: Path, id_key: str) -> tuple[list[dict[str, Any]], TextFile]:
-    """A release JSON Lines file's objects, and the file itself with slots for the ids, byte for byte.
-
-    The lines are kept as released rather than written again, since their escapes (``\\/``, ``\\u201c``)
-    and spacing are part of what a parser works through.
-    """
-    objects: list[dict[str, Any]] = []
-    records: list[Record] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        value = json.loads(line)
-        found = re.search(f'"{re.escape(id_key)}"\\s*:\\s*"({re.escape(_escaped(value[id_key]))})"', line)
-        if found is None:
-            raise ValueError(f"{path}: cannot find the {id_key} of line {len(objects) + 1} in its text")
-        text = line[: found.start(1)] + slot(0) + line[found.end(1) :]
-        objects.append(value)
-        records.append(Record.of(text, [found.group(1)]))
-    return objects, TextFile("gold.jsonl", "", tuple(records), "\n", "\n")
-
 
 # -- SV-Ident ------------------------------------------------------------------------------------
 
@@ -225,7 +110,7 @@ def _svident_detection(shared: Path, rng: random.Random, candidates: int) -> Ben
     return BenchInputs(
         "svident-detection",
         _svident_gold(rows),
-        _json_object("submission.json", labels),
+        json_object("submission.json", labels),
         f"SV-Ident train+val, seeded sample of {len(rows)} sentences; labels flipped with p=0.1",
     )
 
@@ -257,7 +142,7 @@ def _svident_disambiguation(shared: Path, rng: random.Random, candidates: int) -
     return BenchInputs(
         "svident-disambiguation",
         _svident_gold(rows),
-        _json_object("submission.json", runs),
+        json_object("submission.json", runs),
         f"SV-Ident train+val, seeded sample of {len(rows)} sentences, {len(runs)} queries; "
         f"{candidates} scored candidates per query",
     )
@@ -320,7 +205,7 @@ def _perturb_relations(gold: list[list[Any]], entities: list[list[Any]], rng: ra
 
 def _scier(scorer: str, with_entities: bool) -> Callable[[Path, random.Random, int], BenchInputs]:
     def build(shared: Path, rng: random.Random, candidates: int) -> BenchInputs:
-        documents, gold = _release_lines(shared / "data" / "scier" / "PLM" / "test.jsonl", "doc_id")
+        documents, gold = release_lines(shared / "data" / "scier" / "PLM" / "test.jsonl", "doc_id")
         predictions = []
         for doc in documents:
             ner, relations, start = [], [], 0
@@ -339,7 +224,7 @@ def _scier(scorer: str, with_entities: bool) -> Callable[[Path, random.Random, i
         return BenchInputs(
             scorer,
             gold,
-            _json_lines("submission.jsonl", predictions, "doc_id"),
+            json_lines("submission.jsonl", predictions, "doc_id"),
             f"SciER PLM test.jsonl, {len(documents)} documents, {sentences} sentences; perturbed copy of the gold",
         )
 
@@ -362,7 +247,7 @@ def _roles(template: Mapping[str, Any]) -> list[tuple[str, Any]]:
 
 
 def _famus_cdae(shared: Path, rng: random.Random, candidates: int) -> BenchInputs:
-    gold, gold_file = _release_lines(shared / "data" / "famus" / "derived" / "dev_report_gold_iterx.jsonl", "docid")
+    gold, gold_file = release_lines(shared / "data" / "famus" / "derived" / "dev_report_gold_iterx.jsonl", "docid")
     texts = [m[0] for line in gold for t in line["templates"] for _, entities in _roles(t) for e in entities for m in e]
     entries = []
     for line in gold:
@@ -385,19 +270,19 @@ def _famus_cdae(shared: Path, rng: random.Random, candidates: int) -> BenchInput
     return BenchInputs(
         "famus-cdae",
         gold_file,
-        _json_object("submission.json", entries),
+        json_object("submission.json", entries),
         f"FAMuS derived dev report gold, {len(gold)} documents; mentions dropped, truncated and added",
     )
 
 
 def _famus_sv(shared: Path, rng: random.Random, candidates: int) -> BenchInputs:
     release = shared / "data" / "famus" / "FACTSlab_FAMuS" / "data" / "source_validation" / "dev.jsonl"
-    gold, gold_file = _release_lines(release, "instance_id")
+    gold, gold_file = release_lines(release, "instance_id")
     labels = ((line["instance_id"], int(line["valid_source"]) ^ (rng.random() < 0.15)) for line in gold)
     return BenchInputs(
         "famus-sv",
         gold_file,
-        _json_object("submission.json", labels),
+        json_object("submission.json", labels),
         f"FAMuS source_validation dev.jsonl, {len(gold)} lines with texts; labels flipped with p=0.15",
     )
 

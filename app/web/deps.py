@@ -88,5 +88,12 @@ def refuse_nul_characters(request: Request) -> None:
         raise InvalidInput("the request was refused", problems)
 
 
+def phase_ref(competition: str, task: str, phase: str) -> tuple[str, str, str]:
+    """The phase a route's address names, as (competition, task, phase) slugs."""
+    return (competition, task, phase)
+
+
+#: The ``{competition}/{task}/{phase}`` of a route's path, as one value.
+PhaseRef = Annotated[tuple[str, str, str], Depends(phase_ref)]
 OptionalUser = Annotated[User | None, Depends(get_optional_user)]
 CurrentUser = Annotated[User, Depends(get_current_user)]

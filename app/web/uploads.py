@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import Request
 from starlette.datastructures import UploadFile
@@ -18,6 +19,7 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 
 from app.services.competitions import catalog
 from app.services.errors import InvalidInput, UploadTooLarge
+from app.services.submissions.intake import Upload
 from app.services.submissions.limits import upload_limit
 from app.web.state import AppState
 
@@ -30,6 +32,28 @@ MAX_FIELD_BYTES = 64 * 1024
 class Form:
     fields: dict[str, str]
     files: dict[str, tuple[str, bytes]]
+
+    def upload(self) -> Upload | None:
+        """The submission the form holds (the ``file`` part, ``method_name``, ``method_description``),
+        or ``None`` when it has no ``file`` part."""
+        if "file" not in self.files:
+            return None
+        filename, data = self.files["file"]
+        return Upload(
+            data=data,
+            filename=filename,
+            method_name=self.fields.get("method_name", ""),
+            method_description=self.fields.get("method_description", ""),
+        )
+
+
+def multipart_body(file: str, description: str, **fields: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAPI description of a multipart body (a route's ``openapi_extra``; such a route reads
+    its body with ``read_form``, not through FastAPI's parameters): the required file part ``file``
+    and the optional text ``fields``."""
+    part = {"type": "string", "format": "binary", "description": description}
+    schema = {"type": "object", "required": [file], "properties": {file: part, **fields}}
+    return {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": schema}}}}
 
 
 def upload_limit_for(state: AppState, ref: tuple[str, str, str]) -> int:

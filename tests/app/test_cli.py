@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from sqlalchemy import select
@@ -104,3 +106,10 @@ def test_a_bad_setting_is_named(db: Database) -> None:
     refused = CliRunner().invoke(app, ["db", "upgrade"], env={"PODIUM_DATABASE_URL": db.url, "PODIUM_WORKERS": "x"})
     assert refused.exit_code == 2
     assert refused.stderr.startswith("bad setting: PODIUM_WORKERS:")
+
+
+def test_the_command_loads_no_database_or_web_framework_until_a_command_needs_them() -> None:
+    # ``podium score`` and the client commands start quickly: the heavy imports are inside the commands.
+    probe = "import sys, app.cli; print(sorted(m for m in ('sqlalchemy', 'fastapi', 'celery') if m in sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    assert loaded.stdout.strip() == "[]"

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from typer.testing import CliRunner, Result
 
 from app.cli import app
-from app.cli_baselines import describe_progress, new_lines, parse_options
+from app.cli.client import describe_progress, new_lines, parse_options
 from app.config import Settings
 from app.main import create_app
 from app.storage.models import BaselineRun

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import load
+from bench import load, load_report
 from bench.load import Step
 from bench.load_mix import UPLOAD_PHASES, Mix, percentile
 from scorers import get_scorer
@@ -72,10 +72,10 @@ def test_the_results_section_replaces_its_old_self_and_leaves_the_others(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     results = tmp_path / "RESULTS.md"
-    monkeypatch.setattr(load, "RESULTS", results)
+    monkeypatch.setattr(load_report, "RESULTS", results)
     results.write_text(f"# Benchmark results\n\n## A\n\na\n\n{load.HEADING}\n\nold\n\n## B\n\nb\n")
-    load.write_results(f"{load.HEADING}\n\nnew\n")
+    load_report.write_results(f"{load.HEADING}\n\nnew\n")
     assert results.read_text() == f"# Benchmark results\n\n## A\n\na\n\n{load.HEADING}\n\nnew\n\n## B\n\nb\n"
     results.write_text("# Benchmark results\n\n## A\n\na\n")
-    load.write_results(f"{load.HEADING}\n\nnew\n")
+    load_report.write_results(f"{load.HEADING}\n\nnew\n")
     assert results.read_text() == f"# Benchmark results\n\n## A\n\na\n\n{load.HEADING}\n\nnew\n"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.score_bench import ChildRun, Measure, _elapsed, failure, parse_args, plain_parse, render, run_child, verdict
+from bench.score_bench import ChildRun, _elapsed, failure, parse_args, plain_parse, run_child
+from bench.score_report import Measure, render, verdict
 
 
 def measure(scale: int, total: float, **fields: float) -> Measure:

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from bench.score_inputs import SCORERS, Record, TextFile, build_inputs, slot
+from bench.enlarge import Record, TextFile, slot
+from bench.score_inputs import SCORERS, build_inputs
 from scorers.registry import get_scorer
 from tests.conftest import require_shared
 

@@ -25,7 +25,7 @@ from app.web.schemas.competitions import (
     TaskOut,
     competition_url,
 )
-from app.web.uploads import read_form
+from app.web.uploads import multipart_body, read_form
 
 router = APIRouter(prefix="/competitions", tags=["competitions"])
 
@@ -44,27 +44,11 @@ def list_competitions(session: SessionDep) -> CompetitionList:
     return CompetitionList(competitions=[CompetitionSummary.of(c) for c in catalog.list_competitions(session)])
 
 
-_BUNDLE_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "multipart/form-data": {
-                "schema": {
-                    "type": "object",
-                    "required": ["bundle"],
-                    "properties": {
-                        "bundle": {
-                            "type": "string",
-                            "format": "binary",
-                            "description": "a zip of the bundle folder (competition.yaml and its files), "
-                            "or competition.yaml alone when it names only server data files",
-                        }
-                    },
-                }
-            }
-        },
-    }
-}
+_BUNDLE_BODY = multipart_body(
+    "bundle",
+    "a zip of the bundle folder (competition.yaml and its files), "
+    "or competition.yaml alone when it names only server data files",
+)
 
 
 @router.post(

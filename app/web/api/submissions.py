@@ -12,37 +12,21 @@ from app.services.competitions import catalog
 from app.services.errors import InvalidInput
 from app.services.submissions import changes, intake, results
 from app.services.submissions.limits import MAX_METHOD_DESCRIPTION, MAX_METHOD_NAME, too_large
-from app.web.deps import CurrentUser, RowId, SessionDep, StateDep
+from app.web.deps import CurrentUser, PhaseRef, RowId, SessionDep, StateDep
 from app.web.schemas.common import ErrorOut
 from app.web.schemas.submissions import RescoreOut, SubmissionList, SubmissionOut
-from app.web.uploads import read_form, upload_limit_for
+from app.web.uploads import multipart_body, read_form, upload_limit_for
 
 router = APIRouter(tags=["submissions"])
 
 PHASE = "/competitions/{competition}/tasks/{task}/phases/{phase}"
 
-_SUBMISSION_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "multipart/form-data": {
-                "schema": {
-                    "type": "object",
-                    "required": ["file"],
-                    "properties": {
-                        "file": {
-                            "type": "string",
-                            "format": "binary",
-                            "description": "the prediction file, or a zip holding it",
-                        },
-                        "method_name": {"type": "string", "maxLength": MAX_METHOD_NAME},
-                        "method_description": {"type": "string", "maxLength": MAX_METHOD_DESCRIPTION},
-                    },
-                }
-            }
-        },
-    }
-}
+_SUBMISSION_BODY = multipart_body(
+    "file",
+    "the prediction file, or a zip holding it",
+    method_name={"type": "string", "maxLength": MAX_METHOD_NAME},
+    method_description={"type": "string", "maxLength": MAX_METHOD_DESCRIPTION},
+)
 
 _REFUSALS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut, "description": text}
@@ -65,28 +49,15 @@ _REFUSALS: dict[int | str, dict[str, Any]] = {
     responses=_REFUSALS,
 )
 async def submit(
-    competition: str,
-    task: str,
-    phase: str,
-    request: Request,
-    state: StateDep,
-    session: SessionDep,
-    user: CurrentUser,
+    ref: PhaseRef, request: Request, state: StateDep, session: SessionDep, user: CurrentUser
 ) -> SubmissionOut:
     """Upload a prediction file. It is checked against the gold at once; a valid file is stored and
     queued for scoring (``status`` ``queued``), a bad one is refused with its problems and costs nothing."""
-    ref = (competition, task, phase)
     limit = await run_in_threadpool(upload_limit_for, state, ref)
     form = await read_form(request, file_limit=limit, too_large=lambda size: too_large(limit, size))
-    if "file" not in form.files:
+    upload = form.upload()
+    if upload is None:
         raise InvalidInput("no file was sent", [{"where": "file", "message": "attach the prediction file as 'file'"}])
-    filename, data = form.files["file"]
-    upload = intake.Upload(
-        data=data,
-        filename=filename,
-        method_name=form.fields.get("method_name", ""),
-        method_description=form.fields.get("method_description", ""),
-    )
 
     def accept() -> SubmissionOut:
         accepted = intake.submit(session, user, ref, upload, limits=state.limits, gold_cache=state.gold_cache)

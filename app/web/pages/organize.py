@@ -20,7 +20,7 @@ from app.services.submissions.detail import view_submission
 from app.storage.models import RunStatus, SubmissionStatus
 from app.web import sessions
 from app.web.csrf import require_csrf
-from app.web.deps import RowId, SessionDep
+from app.web.deps import PhaseRef, RowId, SessionDep
 from app.web.pages import urls
 from app.web.pages.render import SECURITY_HEADERS, PageRoute, get_pages, redirect, render
 from app.web.sessions import LoggedIn
@@ -33,17 +33,10 @@ PHASE = "/c/{competition}/{task}/{phase}"
 
 @router.get(PHASE + "/organize")
 def organize(
-    competition: str,
-    task: str,
-    phase: str,
-    request: Request,
-    session: SessionDep,
-    viewer: LoggedIn,
-    status: str = "",
-    team: str = "",
+    ref: PhaseRef, request: Request, session: SessionDep, viewer: LoggedIn, status: str = "", team: str = ""
 ) -> Response:
     """Every submission of the phase, newest first, filtered by status and by team name."""
-    phase_row = catalog.get_phase(session, competition, task, phase)
+    phase_row = catalog.get_phase(session, *ref)
     require_organizer(session, viewer, phase_row.task.competition)
     records = results.list_for_phase(session, viewer, phase_row, everyone=True)
     wanted = team.strip().casefold()
@@ -52,7 +45,7 @@ def organize(
     ]
     context = {
         "phase": phase_row,
-        "ref": (competition, task, phase),
+        "ref": ref,
         "records": shown,
         "total": len(records),
         "counts": Counter(r.status for r in records),
@@ -67,31 +60,25 @@ def organize(
 
 
 @router.post(PHASE + "/organize/rescore", dependencies=CSRF)
-def rescore_phase(
-    competition: str, task: str, phase: str, request: Request, session: SessionDep, viewer: LoggedIn
-) -> Response:
-    phase_row = catalog.get_phase(session, competition, task, phase)
+def rescore_phase(ref: PhaseRef, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
+    phase_row = catalog.get_phase(session, *ref)
     queued = changes.rescore_phase(session, viewer, phase_row)
     sessions.flash(request, f"{queued} submission(s) queued for scoring again; their current scores stay until then.")
-    return redirect(urls.phase_part((competition, task, phase), "organize"))
+    return redirect(urls.phase_part(ref, "organize"))
 
 
 @router.post(PHASE + "/organize/reveal", dependencies=CSRF)
-def reveal(
-    competition: str, task: str, phase: str, request: Request, session: SessionDep, viewer: LoggedIn
-) -> Response:
-    phase_row = catalog.get_phase(session, competition, task, phase)
+def reveal(ref: PhaseRef, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
+    phase_row = catalog.get_phase(session, *ref)
     catalog.reveal_phase(session, viewer, phase_row)
     sessions.flash(request, "The phase's results are public now: leaderboard, exports and submission pages.")
-    return redirect(urls.phase((competition, task, phase)))
+    return redirect(urls.phase(ref))
 
 
 @router.get(PHASE + "/organize/everything.zip")
-def everything(
-    competition: str, task: str, phase: str, request: Request, session: SessionDep, viewer: LoggedIn
-) -> Response:
+def everything(ref: PhaseRef, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
     """Every submitted file, every submission's record and the organizers' leaderboard, in one zip."""
-    phase_row = catalog.get_phase(session, competition, task, phase)
+    phase_row = catalog.get_phase(session, *ref)
     path = write_phase_archive(session, viewer, phase_row)
     return FileResponse(
         path,
@@ -112,19 +99,13 @@ def rescore(submission_id: RowId, request: Request, session: SessionDep, viewer:
 
 @router.post(PHASE + "/organize/baseline-runs", dependencies=CSRF)
 def start_baseline(
-    competition: str,
-    task: str,
-    phase: str,
-    request: Request,
-    session: SessionDep,
-    viewer: LoggedIn,
-    baseline: Annotated[str, Form()] = "",
+    ref: PhaseRef, request: Request, session: SessionDep, viewer: LoggedIn, baseline: Annotated[str, Form()] = ""
 ) -> Response:
     """Queue a run of a baseline system with its default options (other options: the API or the CLI)."""
-    phase_row = catalog.get_phase(session, competition, task, phase)
+    phase_row = catalog.get_phase(session, *ref)
     run = runs.start_run(session, viewer, phase_row, baseline)
     sessions.flash(request, f"Baseline run {run.id} ({run.baseline} {run.baseline_version}) is queued.")
-    return redirect(urls.phase_part((competition, task, phase), "organize"))
+    return redirect(urls.phase_part(ref, "organize"))
 
 
 @router.post("/baseline-runs/{run_id}/cancel", dependencies=CSRF)

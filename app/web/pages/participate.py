@@ -21,7 +21,7 @@ from app.storage.models import Phase, SubmissionStatus, User
 from app.storage.types import utcnow
 from app.web import sessions
 from app.web.csrf import CsrfRefused, check_token, require_csrf
-from app.web.deps import RowId, SessionDep, StateDep
+from app.web.deps import PhaseRef, RowId, SessionDep, StateDep
 from app.web.pages import boards, urls
 from app.web.pages.public import SVG_HEADERS
 from app.web.pages.render import PageRoute, get_pages, redirect, render, wants_json
@@ -70,32 +70,17 @@ def submit_form(
 
 
 @router.post(PHASE + "/submit")
-async def submit(
-    competition: str,
-    task: str,
-    phase: str,
-    request: Request,
-    state: StateDep,
-    session: SessionDep,
-    viewer: LoggedIn,
-) -> Response:
+async def submit(ref: PhaseRef, request: Request, state: StateDep, session: SessionDep, viewer: LoggedIn) -> Response:
     """Upload a file through the form (or the page's script, which asks for JSON to show progress)."""
-    ref = (competition, task, phase)
     limit = await run_in_threadpool(upload_limit_for, state, ref)
     fields: dict[str, str] = {}
     try:
         form = await read_form(request, file_limit=limit, too_large=too_large(limit))
         fields = form.fields
         check_token(request, fields.get("csrf_token"))
-        filename, data = form.files.get("file", ("", b""))
-        if not filename and not data:
+        upload = form.upload()
+        if upload is None or not (upload.filename or upload.data):  # the form sends an empty part
             raise InvalidInput("no file was chosen", [{"where": "file", "message": "choose the prediction file"}])
-        upload = intake.Upload(
-            data=data,
-            filename=filename,
-            method_name=fields.get("method_name", ""),
-            method_description=fields.get("method_description", ""),
-        )
         accepted = await run_in_threadpool(
             intake.submit, session, viewer, ref, upload, limits=state.limits, gold_cache=state.gold_cache
         )

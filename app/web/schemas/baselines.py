@@ -54,18 +54,18 @@ class RunOut(BaseModel):
     competition: str
     task: str
     phase: str
-    baseline: str
-    version: str
+    baseline: str = Field(description="the system's name")
+    version: str = Field(description="the version of the system the run was started for")
     title: str
-    options: dict[str, Any]
+    options: dict[str, Any] = Field(description="the options it runs with, defaults filled in")
     status: RunStatus = Field(description="queued, running, succeeded, failed or cancelled")
-    requested_by: str | None
+    requested_by: str | None = Field(description="the organizer who started it")
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
-    attempts: int
-    worker: str | None
-    device: str | None
+    attempts: int = Field(description="how many times a worker started it (a worker that died leaves it to another)")
+    worker: str | None = Field(description="the worker that holds it, or held it last")
+    device: str | None = Field(description="where the system computes: cpu, or the GPU it uses")
     progress: ProgressOut
     log_tail: str = Field(description="the last lines of the system's log")
     error: str = Field(description="why the run failed")

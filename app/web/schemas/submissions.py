@@ -8,26 +8,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.services.submissions.quota import QuotaUsage
-from app.services.submissions.results import SubmissionRecord
+from app.services.submissions.results import OrganizerNotes, ScorerVersion, SubmissionRecord
 from app.storage.models import SubmissionStatus
-
-
-class ScorerRef(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
-    name: str
-    version: str
-
-
-class OrganizerView(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
-    message: str
-    attempts: int
-    scoring_round: int
-    worker: str | None
-    quota_refunded: bool
-    score_round: int | None
 
 
 class QuotaOut(BaseModel):
@@ -51,12 +33,12 @@ class SubmissionOut(BaseModel):
     competition: str
     task: str
     phase: str
-    team: str | None
-    baseline: bool
+    team: str | None = Field(description="the team's name; for a baseline, the system's")
+    baseline: bool = Field(description="true for the output of a hosted baseline run")
     submitted_at: datetime
-    original_name: str
-    size: int
-    sha256: str
+    original_name: str = Field(description="the uploaded file's name")
+    size: int = Field(description="the uploaded file's size in bytes")
+    sha256: str = Field(description="the uploaded file's SHA-256, in hex")
     method_name: str
     method_description: str
     status: SubmissionStatus = Field(description="queued, running, scored or failed")
@@ -65,7 +47,7 @@ class SubmissionOut(BaseModel):
     scored_at: datetime | None
     metrics_hidden: bool = Field(description="true when scored but the phase's numbers are not public yet")
     metrics: dict[str, float] | None
-    scorer: ScorerRef | None
+    scorer: ScorerVersion | None
     queue_position: int | None = Field(
         None, description="while queued: its place in the scoring queue (1: next), else null"
     )
@@ -73,7 +55,9 @@ class SubmissionOut(BaseModel):
         None, description="while queued: when it will probably be scored, from the recent pace (null: no pace yet)"
     )
     breakdown: dict[str, Any] | None = None
-    organizer: OrganizerView | None = None
+    organizer: OrganizerNotes | None = Field(
+        None, description="for organizers only: the platform's error and the attempts"
+    )
     quota: QuotaOut | None = None
 
     @classmethod

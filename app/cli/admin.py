@@ -1,0 +1,265 @@
+"""Commands that run the server or change its database directly, on the machine that holds it:
+``podium db``, ``user``, ``token``, ``competition``, ``demo``, ``serve`` and ``worker``."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from app.cli.common import fail, service_message, settings_or_fail
+
+#: The example bundles shipped with Podium (``podium demo``).
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+db_app = typer.Typer(help="The database.", no_args_is_help=True)
+user_app = typer.Typer(help="User accounts.", no_args_is_help=True)
+token_app = typer.Typer(help="API tokens.", no_args_is_help=True)
+competition_app = typer.Typer(help="Competitions.", no_args_is_help=True)
+
+
+@contextlib.contextmanager
+def open_database(settings: Any) -> Iterator[Any]:
+    """The database, migrated to the newest revision (so every command works on a fresh machine),
+    and disposed of however the command ends."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from app.storage.db import Database
+    from app.storage.migrate import upgrade
+
+    try:
+        database = Database(settings.database_url)
+    except (SQLAlchemyError, ValueError, OSError) as exc:
+        fail(f"cannot open the database {settings.database_url}: {exc}")
+    try:
+        try:
+            upgrade(database.engine)
+        except (SQLAlchemyError, OSError) as exc:
+            fail(f"cannot migrate the database {settings.database_url}: {exc}")
+        yield database
+    finally:
+        database.dispose()
+
+
+@db_app.command("upgrade")
+def db_upgrade_command() -> None:
+    """Apply the migrations that the database lacks."""
+    from app.storage.migrate import current_revision
+
+    with open_database(settings_or_fail()) as database:
+        typer.echo(f"the database is at revision {current_revision(database.engine)}")
+
+
+def load_plugins_or_fail(settings: Any) -> None:
+    """Import the modules of ``PODIUM_PLUGINS`` (extra scorers and baselines), or say which failed."""
+    from app.plugins import PluginError, load_plugins
+
+    try:
+        load_plugins(settings.plugin_modules)
+    except PluginError as exc:
+        fail(str(exc))
+
+
+def check_schema(settings: Any) -> None:
+    """Fail unless the database is reachable and at the newest revision (for ``serve --no-migrate``)."""
+    from alembic.script import ScriptDirectory
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from app.storage.db import Database
+    from app.storage.migrate import alembic_config, current_revision
+
+    database = Database(settings.database_url)
+    try:
+        current = current_revision(database.engine)
+    except SQLAlchemyError as exc:
+        fail(f"cannot reach the database {settings.database_url}: {exc}")
+    finally:
+        database.dispose()
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if current != head:
+        fail(f"the database is at revision {current or 'none'}, not {head}: run `podium db upgrade` first")
+
+
+def serve_command(
+    host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
+    no_migrate: Annotated[
+        bool, typer.Option("--no-migrate", help="Do not migrate; refuse to start unless `podium db upgrade` ran.")
+    ] = False,
+) -> None:
+    """Apply the migrations, resume waiting jobs and serve the API. Scoring runs in this process, or,
+    with PODIUM_BROKER_URL, in `podium worker` processes (this one then only sends jobs and sweeps)."""
+    import uvicorn
+
+    from app.main import create_app
+
+    settings = settings_or_fail()
+    load_plugins_or_fail(settings)
+    if no_migrate:
+        check_schema(settings)
+    else:
+        with open_database(settings):
+            pass
+    try:
+        application = create_app(settings)
+    except ValueError as exc:
+        fail(str(exc))
+    shown = f"[{host}]" if ":" in host else host
+    typer.echo(f"Podium is serving at http://{shown}:{port}/ (API: /api/v1, documentation: /docs)")
+    if settings.broker_url:
+        typer.echo("Jobs go to the broker of PODIUM_BROKER_URL; `podium worker` processes run them.")
+    sys.stdout.flush()
+    uvicorn.run(application, host=host, port=port, log_level="info")
+
+
+def worker_command(
+    queues: Annotated[
+        str, typer.Option("--queues", help="Queues to take jobs from, comma-separated: scoring, gpu.")
+    ] = "scoring",
+    concurrency: Annotated[
+        int | None,
+        typer.Option("--concurrency", min=1, help="Jobs at a time (default: one per CPU; 1 with the gpu queue)."),
+    ] = None,
+    ping: Annotated[
+        bool, typer.Option("--ping", help="Only check: exit 0 if a worker on this machine answers a ping, else 1.")
+    ] = False,
+    loglevel: Annotated[str, typer.Option("--loglevel", help="debug, info, warning or error.")] = "info",
+) -> None:
+    """Run a worker of the distributed mode: jobs from the broker of PODIUM_BROKER_URL, and the sweeper."""
+    from app.worker import run
+
+    settings = settings_or_fail()
+    if not settings.broker_url:
+        fail("PODIUM_BROKER_URL is not set: workers take their jobs from a Redis or RabbitMQ broker")
+    if ping:
+        try:
+            nodes = run.ping_local(settings, timeout=settings.broker_timeout_seconds)
+        except Exception as exc:  # whatever the broker's client raises: the check failed
+            fail(f"cannot reach the broker: {type(exc).__name__}: {exc}", code=1)
+        if not nodes:
+            fail("no worker on this machine answered the ping", code=1)
+        typer.echo(f"answered: {', '.join(nodes)}")
+        return
+    try:
+        names = run.parse_queues(queues)
+    except ValueError as exc:
+        fail(str(exc))
+    load_plugins_or_fail(settings)
+    raise typer.Exit(run.run_worker(settings, names, concurrency, loglevel.lower()))
+
+
+def read_password() -> str:
+    """A password from stdin: asked twice without echo on a terminal, else the first line."""
+    import getpass
+
+    if sys.stdin.isatty():
+        first = getpass.getpass("Password: ")
+        if getpass.getpass("Password again: ") != first:
+            fail("the two passwords differ")
+        return first
+    line = sys.stdin.readline()
+    if not line:
+        fail('no password on stdin (pipe it in, e.g. `echo "$PASSWORD" | podium user create NAME`)')
+    return line.rstrip("\r\n")
+
+
+@user_app.command("create")
+def user_create_command(
+    name: Annotated[str, typer.Argument(help="The user name.")],
+    organizer: Annotated[bool, typer.Option("--organizer", help="May create competitions.")] = False,
+    admin: Annotated[bool, typer.Option("--admin", help="Site admin: may do anything.")] = False,
+    email: Annotated[str | None, typer.Option("--email", help="E-mail address.")] = None,
+) -> None:
+    """Create an account; the password is read from stdin."""
+    from app.services.accounts import users
+    from app.services.errors import ServiceError
+
+    password = read_password()
+    with open_database(settings_or_fail()) as database, database.session() as session:
+        try:
+            user = users.create_user(session, name, password, email=email, is_organizer=organizer, is_admin=admin)
+        except ServiceError as exc:
+            fail(service_message(exc))
+        session.commit()
+        role = "site admin" if admin else "organizer" if organizer else "participant"
+        typer.echo(f"created user {user.name} ({role})")
+
+
+@token_app.command("create")
+def token_create_command(
+    name: Annotated[str, typer.Argument(help="The user the token acts for.")],
+    label: Annotated[str, typer.Option("--label", help="A note to tell tokens apart.")] = "",
+) -> None:
+    """Issue an API token and print it (only the token: it is not shown again)."""
+    from app.services.accounts import users
+
+    with open_database(settings_or_fail()) as database, database.session() as session:
+        user = users.find_user(session, name)
+        if user is None:
+            fail(f"there is no user named {name!r}")
+        token = users.issue_token(session, user, label)
+        session.commit()
+    typer.echo(token)
+
+
+@competition_app.command("create")
+def competition_create_command(
+    bundle: Annotated[Path, typer.Argument(help="The bundle's YAML file, or the folder holding competition.yaml.")],
+    data_dir: Annotated[
+        Path | None, typer.Option("--data-dir", help="Folder for `data:` entries (default: PODIUM_DATA_DIR).")
+    ] = None,
+) -> None:
+    """Put a competition online from a bundle; every mistake is reported with its key path."""
+    from app.services.bundles.loader import load_bundle
+    from app.services.bundles.spec import BundleError
+    from app.services.competitions import catalog
+    from app.services.errors import ServiceError
+
+    settings = settings_or_fail()
+    try:
+        spec = load_bundle(bundle, data_dir or settings.data_dir)
+    except BundleError as exc:
+        fail(exc.summary())
+    with open_database(settings) as database, database.session() as session:
+        try:
+            catalog.create_competition(session, spec)
+        except ServiceError as exc:
+            fail(service_message(exc))
+        session.commit()
+    phases = sum(len(task.phases) for task in spec.tasks)
+    typer.echo(f"created competition {spec.slug}: {len(spec.tasks)} task(s), {phases} phase(s)")
+
+
+def demo_command(
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", help="Folder holding the real releases (like ../shared/data); else example data."),
+    ] = None,
+    examples: Annotated[Path, typer.Option("--examples", help="Folder of the example bundles.")] = EXAMPLES,
+) -> None:
+    """Set up the example competitions and two demo accounts (safe to run again; passwords are reset)."""
+    from app.services.bundles.spec import BundleError
+    from app.services.competitions import demo
+    from app.services.errors import ServiceError
+
+    settings = settings_or_fail()
+    data_dir = data_dir or settings.data_dir
+    with open_database(settings) as database, database.session() as session:
+        try:
+            report = demo.seed(session, examples, data_dir)
+        except BundleError as exc:
+            fail(exc.summary())
+        except ServiceError as exc:
+            fail(service_message(exc))
+        session.commit()
+    source = f"the releases in {data_dir}" if data_dir else "the example data"
+    typer.echo(f"Example competitions (from {source}):")
+    for slug, created in report.competitions:
+        typer.echo(f"  {slug:<14} {'created' if created else 'already there'}")
+    typer.echo("Demo accounts (their passwords are reset each time `podium demo` runs):")
+    for account in report.accounts:
+        typer.echo(f"  {account.role:<12} user {account.name:<12} password {account.password}  token {account.token}")

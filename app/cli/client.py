@@ -1,0 +1,264 @@
+"""Commands that are clients of a running Podium server, over its JSON API, from any machine:
+``podium submit``, ``podium leaderboard`` and ``podium baseline run``. A refusal prints the server's
+reasons and exits with code 2."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from app.cli.common import fail, read_file
+from app.storage.enums import RunStatus, SubmissionStatus
+
+baseline_app = typer.Typer(help="Hosted baseline systems on a running server.", no_args_is_help=True)
+
+#: Seconds between two looks at a run that ``--wait`` follows.
+POLL_SECONDS = 1.0
+#: Statuses a submission or a run leaves by itself.
+PENDING = (SubmissionStatus.QUEUED, SubmissionStatus.RUNNING)
+FINISHED = tuple(status for status in RunStatus if not status.active)
+
+
+def phase_ref(task: str) -> tuple[str, str, str]:
+    parts = task.strip("/").split("/")
+    if len(parts) != 3 or not all(parts):
+        fail(f"--task must be COMPETITION/TASK/PHASE, like svident/detection/test; got {task!r}")
+    return parts[0], parts[1], parts[2]
+
+
+def phase_url(server: str, ref: tuple[str, str, str]) -> str:
+    from urllib.parse import quote
+
+    competition, task, phase = (quote(part, safe="") for part in ref)
+    return f"{server.rstrip('/')}/api/v1/competitions/{competition}/tasks/{task}/phases/{phase}"
+
+
+def api_request(method: str, url: str, **kwargs: Any) -> Any:
+    import httpx
+
+    try:
+        return httpx.request(method, url, timeout=kwargs.pop("timeout", 120), **kwargs)
+    except httpx.HTTPError as exc:
+        fail(f"cannot reach the server at {url}: {exc}")
+
+
+def refusal(response: Any) -> str:
+    """The server's reasons for a 4xx/5xx, as lines for people."""
+    try:
+        body = response.json()
+    except ValueError:
+        return f"the server answered {response.status_code}: {response.text[:500]}"
+    lines = [f"refused ({response.status_code} {body.get('error', '')}): {body.get('detail', '')}".rstrip()]
+    for problem in body.get("problems") or []:
+        where = problem.get("where") or problem.get("key") or ""
+        lines.append(f"- {where}: {problem.get('message', '')}" if where else f"- {problem.get('message', '')}")
+    if body.get("total", 0) > len(body.get("problems") or []):
+        lines.append(f"... and {body['total'] - len(body['problems'])} more")
+    return "\n".join(lines)
+
+
+def fail_refused(response: Any, as_json: bool) -> NoReturn:
+    if as_json:
+        with contextlib.suppress(ValueError):
+            sys.stdout.write(json.dumps(response.json(), ensure_ascii=False) + "\n")
+    fail(refusal(response))
+
+
+def submit_command(
+    file: Annotated[Path, typer.Argument(help="The prediction file (or a zip holding it).")],
+    server: Annotated[str, typer.Option("--server", help="The server's address, like http://127.0.0.1:8000.")],
+    token: Annotated[str, typer.Option("--token", help="Your API token.")],
+    task: Annotated[str, typer.Option("--task", help="COMPETITION/TASK/PHASE.")],
+    method: Annotated[str, typer.Option("--method", help="Name of your method.")] = "",
+    description: Annotated[str, typer.Option("--description", help="What your method does.")] = "",
+    wait: Annotated[bool, typer.Option("--wait", help="Wait until the file is scored (or failed).")] = False,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds --wait waits at most.")] = 600,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+) -> None:
+    """Upload a prediction file to a running server; a refused file exits with code 2 and its reasons."""
+    ref = phase_ref(task)
+    data = read_file(file, "submission")
+    headers = {"Authorization": f"Bearer {token}"}
+    response = api_request(
+        "POST",
+        f"{phase_url(server, ref)}/submissions",
+        headers=headers,
+        files={"file": (file.name, data)},
+        data={"method_name": method, "method_description": description},
+    )
+    if response.status_code != 202:
+        fail_refused(response, as_json)
+    body = response.json()
+    deadline = time.monotonic() + timeout
+    while wait and body["status"] in PENDING:
+        if time.monotonic() > deadline:
+            fail(f"submission {body['id']} is still {body['status']} after {timeout:g} s")
+        time.sleep(0.3)
+        polled = api_request("GET", f"{server.rstrip('/')}/api/v1/submissions/{body['id']}", headers=headers)
+        if polled.status_code != 200:
+            fail_refused(polled, as_json)
+        body = polled.json()
+    if as_json:
+        sys.stdout.write(json.dumps(body, ensure_ascii=False) + "\n")
+    else:
+        typer.echo(f"submission {body['id']} to {'/'.join(ref)}: {body['status']}")
+        for name, value in (body.get("metrics") or {}).items():
+            typer.echo(f"  {name:<20} {value:.6f}")
+        if body.get("metrics_hidden"):
+            typer.echo("  (the numbers stay hidden until the organizers reveal this phase)")
+        if body.get("message"):
+            typer.echo(f"  {body['message']}")
+    if body["status"] == SubmissionStatus.FAILED:
+        raise typer.Exit(1)
+
+
+def leaderboard_command(
+    server: Annotated[str, typer.Option("--server", help="The server's address, like http://127.0.0.1:8000.")],
+    task: Annotated[str, typer.Option("--task", help="COMPETITION/TASK/PHASE.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the leaderboard as one JSON object.")] = False,
+) -> None:
+    """Print a phase's leaderboard from a running server."""
+    ref = phase_ref(task)
+    response = api_request("GET", f"{phase_url(server, ref)}/leaderboard")
+    if response.status_code != 200:
+        fail_refused(response, as_json)
+    board = response.json()
+    if as_json:
+        sys.stdout.write(json.dumps(board, ensure_ascii=False) + "\n")
+        return
+    primary = board["primary_metric"]
+    typer.echo(f"{'/'.join(ref)}: ranked by {primary}")
+    if board["hidden"] and not board["entries"]:
+        typer.echo("  (hidden until the organizers reveal it)")
+    for entry in board["entries"]:
+        mark = " (baseline)" if entry["baseline"] else ""
+        value = entry["metrics"].get(primary)
+        shown = f"{100 * value:6.2f}" if isinstance(value, int | float) else "     -"
+        system = f" [{entry['system']}]" if entry["system"] else ""
+        typer.echo(f"  {entry['rank']:>3}  {shown}  {entry['team']}{system}{mark}")
+
+
+def parse_options(pairs: list[str]) -> dict[str, Any]:
+    """``k=v`` pairs as options; a value is read as JSON (``3``, ``0.5``, ``true``), else kept as text."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name.strip():
+            fail(f"--option must be NAME=VALUE, like c=0.5; got {pair!r}")
+        try:
+            options[name.strip()] = json.loads(text)
+        except ValueError:
+            options[name.strip()] = text
+    return options
+
+
+def new_lines(before: str, after: str) -> list[str]:
+    """The lines of log tail ``after`` that follow what ``before`` showed (the tail drops old lines)."""
+    old, new = before.splitlines(), after.splitlines()
+    for overlap in range(min(len(old), len(new)), 0, -1):
+        if old[-overlap:] == new[:overlap]:
+            return new[overlap:]
+    return new
+
+
+def describe_progress(run: dict[str, Any]) -> str:
+    """One line: status, units done, rate and time left, as far as they are known."""
+    progress = run["progress"]
+    parts = [run["status"]]
+    if progress["total"]:
+        parts.append(f"{progress['done']}/{progress['total']} ({100 * (progress['fraction'] or 0):.1f} %)")
+    if progress["rate"]:
+        parts.append(f"{progress['rate']:.1f}/s")
+    if progress["eta_seconds"] is not None and run["status"] == RunStatus.RUNNING:
+        parts.append(f"about {progress['eta_seconds']:.0f} s left")
+    return ", ".join(parts)
+
+
+@baseline_app.command("run")
+def run_command(
+    name: Annotated[str, typer.Argument(help="The baseline system (see `podium baselines`).")],
+    server: Annotated[str, typer.Option("--server", help="The server's address, like http://127.0.0.1:8000.")],
+    token: Annotated[str, typer.Option("--token", help="An organizer's API token.")],
+    task: Annotated[str, typer.Option("--task", help="COMPETITION/TASK/PHASE.")],
+    option: Annotated[
+        list[str] | None, typer.Option("--option", help="NAME=VALUE for an option of the system (repeatable).")
+    ] = None,
+    wait: Annotated[bool, typer.Option("--wait", help="Follow the run, then wait until its output is scored.")] = False,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds --wait waits at most.")] = 3600,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+) -> None:
+    """Start a hosted baseline run on a phase (organizers); a refused start exits with code 2 and the reason."""
+    ref = phase_ref(task)
+    options = parse_options(option or [])
+    headers = {"Authorization": f"Bearer {token}"}
+    response = api_request(
+        "POST", f"{phase_url(server, ref)}/baseline-runs", headers=headers, json={"baseline": name, "options": options}
+    )
+    if response.status_code != 202:
+        fail_refused(response, as_json)
+    run = response.json()
+    label = f"baseline run {run['id']} ({run['baseline']} {run['version']}) on {'/'.join(ref)}"
+    if not wait:
+        if as_json:
+            sys.stdout.write(json.dumps(run, ensure_ascii=False) + "\n")
+        else:
+            typer.echo(f"{label}: {run['status']}")
+        return
+
+    api = f"{server.rstrip('/')}/api/v1"
+    deadline = time.monotonic() + timeout
+    shown, tail = "", ""
+    while True:
+        line = describe_progress(run)
+        if not as_json and line != shown:
+            typer.echo(f"{label}: {line}")
+            shown = line
+        if not as_json:
+            for text in new_lines(tail, run["log_tail"]):
+                typer.echo(f"  | {text}")
+        tail = run["log_tail"]
+        if run["status"] in FINISHED:
+            break
+        if time.monotonic() > deadline:
+            fail(f"baseline run {run['id']} is still {run['status']} after {timeout:g} s")
+        time.sleep(POLL_SECONDS)
+        polled = api_request("GET", f"{api}/baseline-runs/{run['id']}", headers=headers)
+        if polled.status_code != 200:
+            fail_refused(polled, as_json)
+        run = polled.json()
+
+    submission = None
+    while run["status"] == RunStatus.SUCCEEDED and (submission is None or submission["status"] in PENDING):
+        if submission is not None:
+            if time.monotonic() > deadline:
+                fail(f"submission {submission['id']} is still {submission['status']} after {timeout:g} s")
+            time.sleep(POLL_SECONDS / 3)
+        polled = api_request("GET", f"{api}/submissions/{run['submission_id']}", headers=headers)
+        if polled.status_code != 200:
+            fail_refused(polled, as_json)
+        submission = polled.json()
+    _print_outcome(run, submission, as_json)
+
+
+def _print_outcome(run: dict[str, Any], submission: dict[str, Any] | None, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps({"run": run, "submission": submission}, ensure_ascii=False) + "\n")
+    elif run["status"] == RunStatus.FAILED:
+        typer.echo(f"the run failed:\n{run['error']}", err=True)
+    elif submission is not None:
+        typer.echo(f"submission {submission['id']}: {submission['status']}")
+        for metric, value in (submission.get("metrics") or {}).items():
+            typer.echo(f"  {metric:<20} {value:.6f}")
+        problem = (submission.get("organizer") or {}).get("message")
+        if problem:
+            typer.echo(f"  {problem}")
+    if run["status"] != RunStatus.SUCCEEDED or (
+        submission is not None and submission["status"] == SubmissionStatus.FAILED
+    ):
+        raise typer.Exit(1)

@@ -1,0 +1,147 @@
+"""Commands that work on files of this machine, without a server: ``podium score`` (a submission
+against a gold file, exactly as the server scores it), ``podium scorers`` and ``podium baselines``
+(the registries)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from app.cli.common import fail, read_file
+
+if TYPE_CHECKING:
+    from scorers import ScorerDescription
+
+
+def load_options(path: Path | None) -> dict[str, Any]:
+    """Scorer options from a JSON or YAML file (YAML is a superset of JSON)."""
+    if path is None:
+        return {}
+    import yaml
+
+    text = read_file(path, "config file")
+    try:
+        data = yaml.safe_load(text) if text.strip() else {}
+    except yaml.YAMLError as exc:
+        fail(f"the config file {path} is neither JSON nor YAML: {exc}")
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        fail(f"the config file {path} must hold a mapping of option names to values, not {type(data).__name__}")
+    return data
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:6.2f}"
+
+
+def format_report(report: dict[str, Any], described: ScorerDescription) -> str:
+    """A readable report: the metrics with their meaning, then each breakdown as a table."""
+    meanings = {m.name: m.meaning for m in described.metrics}
+    lines = [f"{report['scorer']} (version {report['version']})", ""]
+    width = max(len(name) for name in report["metrics"])
+    for name, value in report["metrics"].items():
+        mark = "*" if name == described.primary_metric else " "
+        lines.append(f"{mark} {name:<{width}}  {value:.6f}  ({_percent(value).strip()} %)  {meanings.get(name, '')}")
+    lines.append("")
+    lines.append("* primary metric")
+    for dimension, rows in report["breakdown"].items():
+        if not rows:
+            continue
+        metric_names = list(next(iter(rows.values())).keys())
+        key_width = max(len(dimension), *(len(str(k)) for k in rows))
+        lines.append("")
+        lines.append(f"By {dimension} (percent):")
+        header = f"  {dimension:<{key_width}}  " + "  ".join(f"{m:>{max(6, len(m))}}" for m in metric_names)
+        lines.append(header)
+        for key, metrics in rows.items():
+            cells = "  ".join(f"{_percent(metrics.get(m, 0.0)):>{max(6, len(m))}}" for m in metric_names)
+            lines.append(f"  {key!s:<{key_width}}  {cells}")
+    return "\n".join(lines)
+
+
+def score_command(
+    scorer: Annotated[str, typer.Option("--scorer", help="Scorer name (see `podium scorers`).")],
+    gold: Annotated[Path, typer.Option("--gold", help="Gold file in the task's release format.")],
+    submission: Annotated[Path, typer.Option("--submission", help="Submission file, or a zip holding it.")],
+    config: Annotated[Path | None, typer.Option("--config", help="JSON or YAML file of scorer options.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+) -> None:
+    """Score a submission against a gold file, offline, exactly as the server does."""
+    from scorers import ScorerError, get_scorer, unpack_submission
+    from scorers.io import gc_paused
+
+    options = load_options(config)
+    try:
+        instance = get_scorer(scorer, options)
+        gold_bytes = read_file(gold, "gold file")
+        submission_bytes = read_file(submission, "submission")
+        # One pause for all three steps: between separate pauses the collector would walk
+        # everything parsed so far (see gc_paused).
+        with gc_paused():
+            gold_data = instance.parse_gold(gold_bytes)
+            content, _ = unpack_submission(submission_bytes)
+            parsed = instance.parse_submission(content, instance.public_view(gold_data))
+            report = instance.compute(gold_data, parsed).to_dict()
+    except ScorerError as exc:
+        fail(str(exc))
+    if as_json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+    else:
+        typer.echo(format_report(report, instance.describe()))
+
+
+def scorers_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the registry as JSON.")] = False,
+) -> None:
+    """List the registered scorers with their metrics and options."""
+    from scorers import all_scorers
+
+    described = [cls.describe().to_dict() for cls in all_scorers()]
+    if as_json:
+        sys.stdout.write(json.dumps({"scorers": described}, ensure_ascii=False) + "\n")
+        return
+    for d in described:
+        typer.echo(f"{d['name']} (version {d['version']}): {d['title']}")
+        direction = "higher" if d["higher_is_better"] else "lower"
+        typer.echo(f"  primary metric: {d['primary_metric']} ({direction} is better)")
+        typer.echo(f"  gold: {d['gold_format']}")
+        typer.echo(f"  submission: {d['submission_format']}")
+        typer.echo("  metrics:")
+        for m in d["metrics"]:
+            typer.echo(f"    {m['name']}: {m['meaning']}")
+        if d["options"]:
+            typer.echo("  options:")
+            for o in d["options"]:
+                typer.echo(f"    {o['name']} (default {json.dumps(o['default'])}): {o['meaning']}")
+        typer.echo("")
+
+
+def baselines_command(
+    scorer: Annotated[str | None, typer.Option("--scorer", help="Only the systems for this scorer.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the registry as JSON.")] = False,
+) -> None:
+    """List the baseline systems this installation can run, with their scorers and options."""
+    from baselines import all_baselines, baselines_for
+
+    described = [cls.describe() for cls in (all_baselines() if scorer is None else baselines_for(scorer))]
+    if as_json:
+        sys.stdout.write(json.dumps({"baselines": described}, ensure_ascii=False) + "\n")
+        return
+    if not described:
+        typer.echo(f"no baseline writes submissions for {scorer!r}")
+    for d in described:
+        typer.echo(f"{d['name']} (version {d['version']}): {d['title']}")
+        typer.echo(f"  scorers: {', '.join(d['scorers'])}")
+        typer.echo(f"  runs on: {'a GPU when the worker has one' if d['wants_gpu'] else 'the CPU'}")
+        if d["description"]:
+            typer.echo(f"  {d['description']}")
+        if d["options"]:
+            typer.echo("  options:")
+            for o in d["options"]:
+                typer.echo(f"    {o['name']} (default {json.dumps(o['default'])}): {o['meaning']}")
+        typer.echo("")
