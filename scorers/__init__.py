@@ -4,6 +4,7 @@ Nothing here knows HTTP, SQL or queues, so the same code scores on the server, i
 a participant's laptop (``podium score``).
 """
 
+from scorers import generic as _generic  # noqa: F401  (registers the generic scorers)
 from scorers import tasks as _tasks  # noqa: F401  (registers the seed scorers)
 from scorers.base import MetricSpec, OptionSpec, PublicIds, Scorer, ScoreReport, UnitStats
 from scorers.description import ScorerDescription

@@ -18,6 +18,7 @@ let pytrec_eval, which embeds trec_eval, do the ranking, and add three things ar
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -39,14 +40,38 @@ def prune(candidates: Mapping[str, float], keep: int) -> dict[str, float]:
     if len(candidates) <= keep:
         return dict(candidates)
     scores = np.fromiter(candidates.values(), dtype=np.float64, count=len(candidates))
-    # trec_eval holds scores as C floats: scores equal in single precision are ties. A double beyond
-    # the float range becomes +-inf there as here, which is what the silenced overflow warning is about.
-    with np.errstate(over="ignore"):
-        single = scores.astype(np.float32)
-    boundary = np.partition(single, len(single) - keep)[len(single) - keep]
-    chosen = np.flatnonzero(single >= boundary)
+    chosen = _reachable(scores, keep)
     names = list(candidates)
     return dict(zip([names[i] for i in chosen], scores[chosen].tolist(), strict=True))
+
+
+def top_ranked(docnos: Sequence[str], scores: np.ndarray[Any, Any], keep: int) -> list[int]:
+    """Indices of the ``keep`` first documents in trec_eval's order, best first.
+
+    trec_eval sorts by the single-precision score, descending, then by doc id in descending ``strcmp``
+    order (Python compares ``str`` by code point, which is the byte order of their UTF-8 form). This is
+    the ranking that its ``-M`` option cuts. Only the candidates that can reach the top ``keep`` (every
+    one whose single-precision score is at least the ``keep``-th largest) are sorted in Python.
+    """
+    candidates = np.arange(len(docnos)) if keep >= len(docnos) else _reachable(scores, keep)
+    chosen = candidates.tolist()
+    single = single_precision(scores[candidates]).tolist()
+    order = sorted(range(len(chosen)), key=lambda i: (single[i], docnos[chosen[i]]), reverse=True)
+    return [chosen[i] for i in order[:keep]]
+
+
+def _reachable(scores: np.ndarray[Any, Any], keep: int) -> np.ndarray[Any, Any]:
+    """Indices of the scores that can rank in the top ``keep`` (``keep`` < their number; boundary ties all kept)."""
+    # trec_eval holds scores as C floats: scores equal in single precision are ties.
+    single = single_precision(scores)
+    boundary = np.partition(single, len(single) - keep)[len(single) - keep]
+    return np.flatnonzero(single >= boundary)
+
+
+def single_precision(scores: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    # A double beyond the float range becomes +-inf in trec_eval's C float as here: that is the warning silenced.
+    with np.errstate(over="ignore"):
+        return scores.astype(np.float32)
 
 
 def evaluate(

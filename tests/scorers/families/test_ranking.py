@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorers.families.ranking import depth, evaluate, measure_names, prune
+from scorers.families.ranking import depth, evaluate, measure_names, prune, top_ranked
 
 CUTS = [1, 3, 5]
 
@@ -104,3 +105,12 @@ def test_pruning_and_renaming_never_change_what_pytrec_eval_gives_on_the_whole_r
         for k in cutoffs:
             assert values[f"map@{k}"] == expected[q][f"map_cut_{k}"]
         assert values["r_precision"] == expected[q]["Rprec"]
+
+
+def test_top_ranked_follows_trec_evals_order() -> None:
+    docnos = ["a", "b", "B", "c", "é"]
+    scores = np.array([1.0, 1.0, 1.0, 1.0 + 1e-12, 0.5])
+    # All but é tie as C floats: docno descending by code point (c > b > a > B), then é with the lower score.
+    assert [docnos[i] for i in top_ranked(docnos, scores, 5)] == ["c", "b", "a", "B", "é"]
+    assert [docnos[i] for i in top_ranked(docnos, scores, 2)] == ["c", "b"]
+    assert top_ranked(docnos, scores, 10) == top_ranked(docnos, scores, 5)

@@ -1,0 +1,183 @@
+"""``trec``: TREC-style ranking scored as trec_eval 9.0.8 scores it, configured in the bundle.
+
+Gold: a qrels file; submission: a run, plain or zipped (``scorers.generic.trec_format`` reads both). The public
+view of the gold is its list of query ids (a phase can publish it as its topics). Metrics: the configured trec_eval
+measures by their output names (``scorers.families.trec_measures``), the first being the primary metric. Each is
+computed per query by pytrec_eval and averaged over queries as trec_eval averages it. Units are queries, so a
+leaderboard resamples queries for its intervals.
+
+Options and the trec_eval flag each stands for: ``measures`` (``-m``), ``relevance_level`` (``-l``, at least 1:
+pytrec_eval refuses lower levels), ``judged_docs_only`` (``-J``), ``max_docs_per_query`` (``-M``; null: no cut),
+``complete_queries`` (``-c``), ``per_query`` (``-q``: the numbers of each query in the breakdown, as
+``breakdown["query"][qid][measure]``; a geometric mean's number for one query is max(value, 1e-5), and with
+``complete_queries`` the queries the run lacks are listed too, with the numbers they count with), and two refusals
+that trec_eval does not have: ``reject_unknown_queries`` (a run query that is not in the qrels' list) and
+``require_all_queries`` (a qrels query the run lacks). Without ``complete_queries`` or ``require_all_queries`` the
+mean is over the queries a run answers, so a run can leave out its hardest queries; bundles should set one.
+
+Ranking, as trec_eval: by the score held as a C float, descending, ties by docno in descending byte order; the rank
+column plays no part. ``-M`` keeps the first n of that order, and ``-J`` then drops the documents without a
+judgement. Queries of the run that the qrels do not judge are ignored (unless refused, above).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar
+
+from scorers.base import Breakdown, MetricSpec, OptionSpec, PublicIds, Scorer, UnitStats
+from scorers.errors import OptionsError
+from scorers.families import trec_measures
+from scorers.families.ranking import top_ranked
+from scorers.families.trec_measures import JUDGED_RELEVANT, Evaluator, Measure
+from scorers.generic.trec_format import Qrels, Run, parse_qrels, parse_run
+from scorers.registry import register
+
+#: Documents handed to pytrec_eval at a time: its input dictionaries cost about 150 bytes a document.
+BATCH_DOCUMENTS = 20_000
+DEFAULT_MEASURES = ["map", "P_10", "ndcg_cut_10", "recip_rank"]
+_MEANINGS = {
+    trec_measures.MEAN: "trec_eval {name}, mean over queries",
+    trec_measures.SUM: "trec_eval {name}, summed over queries",
+    trec_measures.COUNT: "trec_eval {name}: the number of queries averaged over",
+    trec_measures.GEOMETRIC: "trec_eval {name}, geometric mean over queries (each at least 1e-5)",
+}
+#: Measures where fewer is better; the others are better higher (the counts of what was retrieved: neither).
+LOWER_IS_BETTER = frozenset({"num_nonrel_judged_ret"})
+
+
+@register
+class Trec(Scorer[Qrels, PublicIds, Run]):
+    """TREC qrels and runs, any trec_eval measure, trec_eval's averaging and options."""
+
+    name = "trec"
+    version = "1.0"
+    title = "TREC-style ranking (trec_eval 9.0.8 measures)"
+    description = (
+        "Ranked runs scored against TREC qrels with the trec_eval measures named in the options, each averaged over "
+        "queries as trec_eval 9.0.8 averages it (sums for num_*, geometric means for gm_*)."
+    )
+    primary_metric = DEFAULT_MEASURES[0]
+    secondary_metrics = tuple(DEFAULT_MEASURES[1:])
+    metrics = tuple(
+        MetricSpec(name, _MEANINGS[trec_measures.parse_measure(name).averaging].format(name=name))
+        for name in DEFAULT_MEASURES
+    )
+    options = (
+        OptionSpec(
+            "measures",
+            DEFAULT_MEASURES,
+            "trec_eval measures by their output names (map, P_10, ndcg_cut_10, iprec_at_recall_0.10, "
+            "Rprec_mult_0.20, utility_2,-1,0,0, ...); the first is the primary metric",
+        ),
+        OptionSpec("relevance_level", 1, "trec_eval -l: the lowest judgement that counts as relevant (at least 1)"),
+        OptionSpec("judged_docs_only", False, "trec_eval -J: drop retrieved documents that have no judgement"),
+        OptionSpec("max_docs_per_query", None, "trec_eval -M: rank only the first n documents of a query (null: all)"),
+        OptionSpec(
+            "complete_queries",
+            False,
+            "trec_eval -c: average over every query of the qrels, a query the run lacks counting 0",
+        ),
+        OptionSpec("per_query", False, "trec_eval -q: each query's numbers in the breakdown (query -> measure)"),
+        OptionSpec("reject_unknown_queries", False, "refuse a run with a query that is not in the qrels"),
+        OptionSpec("require_all_queries", False, "refuse a run that lacks a query of the qrels"),
+    )
+    gold_format = "TREC qrels: lines 'query iteration docno relevance', relevance an integer (graded or negative)"
+    submission_format = (
+        "TREC run: lines 'query Q0 docno rank score run_tag' separated by spaces or tabs; ranked by score "
+        "(descending, ties by docno descending), the rank column is ignored; plain text or a zip holding one file"
+    )
+    submission_filename = "run.txt"
+    unit: ClassVar[str] = "query"
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(options)
+        self.measures: list[Measure] = trec_measures.parse_measures(self.config["measures"])
+
+    @classmethod
+    def check_option(cls, name: str, value: Any) -> Any:
+        value = super().check_option(name, value)
+        if name == "measures":
+            try:
+                return [m.name for m in trec_measures.parse_measures(value)]
+            except ValueError as exc:
+                raise OptionsError(f"option 'measures' of {cls.name}: {exc}") from None
+        if name == "relevance_level" and value < 1:
+            raise OptionsError(f"option 'relevance_level' of {cls.name} must be at least 1, not {value}")
+        if name == "max_docs_per_query" and value is not None and (type(value) is not int or value < 1):
+            raise OptionsError(f"option 'max_docs_per_query' of {cls.name} must be null or a positive integer")
+        return value
+
+    def measure_specs(self) -> tuple[MetricSpec, ...]:
+        """The configured measures as metrics, in the configured order."""
+        return tuple(
+            MetricSpec(m.name, _MEANINGS[m.averaging].format(name=m.name), m.name not in LOWER_IS_BETTER)
+            for m in self.measures
+        )
+
+    # -- the steps ----------------------------------------------------------------------------------------
+    def parse_gold(self, data: bytes) -> Qrels:
+        return parse_qrels(data)
+
+    def public_view(self, gold: Qrels) -> PublicIds:
+        """The qrels' query ids, in their order: a phase can publish them as its topics."""
+        return PublicIds.of(gold.queries)
+
+    def parse_submission(self, data: bytes, public: PublicIds) -> Run:
+        return parse_run(
+            data,
+            public.ids,
+            reject_unknown=self.config["reject_unknown_queries"],
+            require_all=self.config["require_all_queries"],
+        )
+
+    def unit_stats(self, gold: Qrels, submission: Run) -> dict[str, UnitStats]:
+        stats: dict[str, UnitStats] = {}
+        for batch in self._batches(gold, submission):
+            # An evaluator per batch holds only the batch's judgements: the whole qrels as dictionaries cost more
+            # memory than the run they score.
+            evaluator = Evaluator(
+                {query: gold.judged[query].as_dict() for query in batch},
+                self.measures,
+                relevance_level=self.config["relevance_level"],
+                judged_docs_only=self.config["judged_docs_only"],
+            )
+            for query, values in evaluator.evaluate(batch).items():
+                stats[query] = {**values, JUDGED_RELEVANT: gold.judged[query].above_zero, "missing": False}
+        if self.config["complete_queries"]:
+            missing = trec_measures.missing_query(self.measures)
+            for query, judged in gold.judged.items():
+                if query not in submission.rankings:
+                    relevant = judged.above_zero
+                    counted = {m.name: float(relevant) for m in self.measures if m.root == "num_rel"}
+                    stats[query] = {**missing, **counted, JUDGED_RELEVANT: relevant, "missing": True}
+        # Queries in the order of the qrels, as trec_eval reports them.
+        return {query: stats[query] for query in gold.judged if query in stats}
+
+    def _batches(self, gold: Qrels, run: Run) -> Iterator[dict[str, dict[str, float]]]:
+        """The judged queries of the run as pytrec_eval's input, a few at a time (cut to ``-M``)."""
+        keep = self.config["max_docs_per_query"]
+        batch: dict[str, dict[str, float]] = {}
+        size = 0
+        for query, ranking in run.rankings.items():
+            if query not in gold.judged:
+                continue
+            docnos, scores = ranking.documents(), ranking.scores
+            if keep is not None and len(docnos) > keep:
+                chosen = top_ranked(docnos, scores, keep)
+                docnos, scores = [docnos[i] for i in chosen], scores[chosen]
+            batch[query] = dict(zip(docnos, scores.tolist(), strict=True))
+            size += len(docnos)
+            if size >= BATCH_DOCUMENTS:
+                yield batch
+                batch, size = {}, 0
+        if batch:
+            yield batch
+
+    def aggregate(self, stats: Sequence[UnitStats]) -> dict[str, float]:
+        return trec_measures.aggregate(stats, self.measures, complete=self.config["complete_queries"])
+
+    def breakdown(self, gold: Qrels, submission: Run, stats: Mapping[str, UnitStats]) -> Breakdown:
+        if not self.config["per_query"]:
+            return {}
+        return {"query": {query: trec_measures.query_values(record, self.measures) for query, record in stats.items()}}
