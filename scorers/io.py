@@ -276,7 +276,12 @@ def iter_json_lines(
 
 
 def iter_tsv(data: bytes, error: type[ValidationError]) -> Iterator[tuple[int, list[str]]]:
-    """Yield ``(line_number, row)`` for every non-empty row of a tab-separated file with double-quote quoting.
+    """Yield ``(line_number, row)`` for every non-empty row of a tab-separated file (see ``iter_delimited``)."""
+    return iter_delimited(data, error, "\t")
+
+
+def iter_delimited(data: bytes, error: type[ValidationError], delimiter: str) -> Iterator[tuple[int, list[str]]]:
+    """Yield ``(line_number, row)`` for every non-empty row of a delimited file (TSV, CSV) with double-quote quoting.
 
     Fields may hold quoted tabs and newlines, so a row's number is the line it starts on. The bytes are
     decoded as they are read (a leading byte-order mark dropped), never copied whole into a string: a
@@ -284,7 +289,7 @@ def iter_tsv(data: bytes, error: type[ValidationError]) -> Iterator[tuple[int, l
     """
     reader = csv.reader(
         io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline=""),
-        delimiter="\t",
+        delimiter=delimiter,
         quotechar='"',
         strict=True,
     )
@@ -295,7 +300,8 @@ def iter_tsv(data: bytes, error: type[ValidationError]) -> Iterator[tuple[int, l
                 yield start, row
             start = reader.line_num + 1
     except csv.Error as exc:
-        raise error([Problem(f"line {reader.line_num}", f"not a valid TSV row ({exc})")]) from None
+        kind = "TSV" if delimiter == "\t" else "CSV" if delimiter == "," else "delimited"
+        raise error([Problem(f"line {reader.line_num}", f"not a valid {kind} row ({exc})")]) from None
     except UnicodeDecodeError:
         # The decoder read ahead by a chunk and counts from there: decoding the whole text names the place.
         decode_text(data, error)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
@@ -35,20 +35,27 @@ class GroupPRF:
     recall: float
     f1: float
     size: int
+    #: The share of the group's items labelled right (not part of equality: the three numbers above are the score).
+    accuracy: float = field(default=0.0, compare=False)
 
     def metrics(self) -> dict[str, float]:
         return {"precision": self.precision, "recall": self.recall, "f1": self.f1}
 
 
 def group_prf(
-    items: Iterable[tuple[K, Hashable, Hashable]], *, average: str = "macro", pos_label: Hashable = 1
+    items: Iterable[tuple[K, Hashable, Hashable]],
+    *,
+    average: str = "macro",
+    pos_label: Hashable = 1,
+    zero_division: float = 0.0,
 ) -> dict[K, GroupPRF]:
     """Score each group of ``(group, gold_label, predicted_label)`` items as scikit-learn scores it.
 
     ``average`` is ``macro`` (mean over the group's labels), ``weighted`` (weighted by gold support),
     ``micro`` (pooled counts; for single-label items this is accuracy) or ``binary`` (the numbers of
-    ``pos_label``, 0 where the group has no such label in gold or predictions). Every zero denominator
-    gives 0 (``zero_division=0``). The result does not depend on the order of the items.
+    ``pos_label``; where the group has no such label in gold or predictions, all three are ``zero_division``).
+    Every zero denominator gives ``zero_division`` (scikit-learn's option of that name, 0 or 1). The result does
+    not depend on the order of the items.
     """
     if average not in AVERAGES:
         raise ValueError(f"average must be one of {', '.join(AVERAGES)}, not {average!r}")
@@ -67,7 +74,7 @@ def group_prf(
     gold_classes = table[:, 0] * n_labels + table[:, 1]
     pred_classes = table[:, 0] * n_labels + table[:, 2]
     classes = np.union1d(gold_classes, pred_classes)
-    precision, recall, f1, support = _per_class(gold_classes, pred_classes, classes)
+    precision, recall, f1, support = _per_class(gold_classes, pred_classes, classes, zero_division)
     sizes = np.bincount(table[:, 0], minlength=len(groups))
     correct = np.bincount(table[table[:, 1] == table[:, 2], 0], minlength=len(groups))
     # ``classes`` is sorted, so each group's classes form one contiguous run.
@@ -77,26 +84,26 @@ def group_prf(
     for group, g in groups.items():
         run = slice(int(bounds[g]), int(bounds[g + 1]))
         size = int(sizes[g])
+        accuracy = int(correct[g]) / size
         if average == "micro":
-            accuracy = int(correct[g]) / size
-            out[group] = GroupPRF(accuracy, accuracy, accuracy, size)
+            out[group] = GroupPRF(accuracy, accuracy, accuracy, size, accuracy)
         elif average == "binary":
             at = [i for i in range(run.start, run.stop) if classes[i] % n_labels == pos_code]
-            values = (precision[at[0]], recall[at[0]], f1[at[0]]) if at else (0.0, 0.0, 0.0)
-            out[group] = GroupPRF(float(values[0]), float(values[1]), float(values[2]), size)
+            values = (precision[at[0]], recall[at[0]], f1[at[0]]) if at else (zero_division,) * 3
+            out[group] = GroupPRF(float(values[0]), float(values[1]), float(values[2]), size, accuracy)
         else:
             weights = support[run] if average == "weighted" else np.ones(run.stop - run.start, dtype=np.int64)
             p, r, f = (_mean(values[run], weights) for values in (precision, recall, f1))
-            out[group] = GroupPRF(p, r, f, size)
+            out[group] = GroupPRF(p, r, f, size, accuracy)
     return out
 
 
 def _per_class(
-    gold: np.ndarray[Any, Any], pred: np.ndarray[Any, Any], classes: np.ndarray[Any, Any]
+    gold: np.ndarray[Any, Any], pred: np.ndarray[Any, Any], classes: np.ndarray[Any, Any], zero_division: float = 0.0
 ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     """Precision, recall, F1 and gold support of each of the sorted ``classes``.
 
-    The numbers of scikit-learn's ``precision_recall_fscore_support(average=None, zero_division=0)``, from the
+    The numbers of scikit-learn's ``precision_recall_fscore_support(average=None, zero_division=...)``, from the
     same counts by the same formulas (F1 = 2·TP / (gold + predicted)), so equal to the last bit. Written with
     numpy because importing scikit-learn takes about 0.8 s, more than scoring 3,000 groups.
     """
@@ -105,12 +112,35 @@ def _per_class(
     tp = np.bincount(gold_at[gold == pred], minlength=size)
     support = np.bincount(gold_at, minlength=size)
     predicted = np.bincount(pred_at, minlength=size)
-    return _divide(tp, predicted), _divide(tp, support), _divide(2 * tp, support + predicted), support
+    f1 = _divide(2 * tp, support + predicted, zero_division)
+    return _divide(tp, predicted, zero_division), _divide(tp, support, zero_division), f1, support
 
 
-def _divide(numerator: np.ndarray[Any, Any], denominator: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """Element-wise quotient; 0 where the denominator is 0."""
-    out = np.zeros(len(numerator), dtype=np.float64)
+def class_scores(
+    pairs: Iterable[tuple[Hashable, Hashable]], *, zero_division: float = 0.0
+) -> dict[Hashable, dict[str, float]]:
+    """Precision, recall, F1 and gold support of each label of ``(gold, predicted)`` pairs, as scikit-learn's
+    ``precision_recall_fscore_support(average=None)`` gives them for the labels that occur, in order of occurrence."""
+    code: dict[Hashable, int] = {}
+    coded = [(code.setdefault(gold, len(code)), code.setdefault(predicted, len(code))) for gold, predicted in pairs]
+    table = np.asarray(coded, dtype=np.int64).reshape(-1, 2)
+    precision, recall, f1, support = _per_class(table[:, 0], table[:, 1], np.arange(len(code)), zero_division)
+    return {
+        label: {
+            "precision": float(precision[i]),
+            "recall": float(recall[i]),
+            "f1": float(f1[i]),
+            "support": float(support[i]),
+        }
+        for label, i in code.items()
+    }
+
+
+def _divide(
+    numerator: np.ndarray[Any, Any], denominator: np.ndarray[Any, Any], zero_division: float = 0.0
+) -> np.ndarray[Any, Any]:
+    """Element-wise quotient; ``zero_division`` where the denominator is 0."""
+    out = np.full(len(numerator), float(zero_division), dtype=np.float64)
     np.divide(numerator, denominator, out=out, where=denominator > 0)
     return out
 

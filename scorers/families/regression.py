@@ -1,0 +1,66 @@
+"""Regression metrics of paired gold and predicted numbers: correlations (scipy) and errors.
+
+``scores`` gives Pearson's r, Spearman's rho and Kendall's tau-b (``scipy.stats.pearsonr``, ``spearmanr``,
+``kendalltau``), the mean absolute error, the root mean squared error and R² (as scikit-learn's ``r2_score``:
+1 - residual sum of squares / total sum of squares, 1 for a perfect fit of constant gold and 0 for an imperfect one;
+where scikit-learn's quotient overflows to -inf, the most negative finite number).
+A correlation is undefined when either side is constant or there are fewer than two pairs: it is 0 then (scipy would
+say NaN, which no average or ranking can use). No pair at all gives 0 for every metric.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+METRICS = ("pearson", "spearman", "kendall", "mae", "rmse", "r2")
+#: The metrics where a smaller number is better; the others are better higher.
+LOWER_IS_BETTER = frozenset({"mae", "rmse"})
+
+
+def scores(gold: Sequence[float], predicted: Sequence[float]) -> dict[str, float]:
+    """The metrics of the pairs ``zip(gold, predicted)`` (see the module docstring)."""
+    y = np.asarray(gold, dtype=np.float64)
+    p = np.asarray(predicted, dtype=np.float64)
+    if not len(y):
+        return dict.fromkeys(METRICS, 0.0)
+    errors = p - y
+    residual = math.fsum((errors * errors).tolist())
+    total = math.fsum(((y - y.mean()) ** 2).tolist())
+    out = {
+        "mae": math.fsum(np.abs(errors).tolist()) / len(y),
+        "rmse": math.sqrt(residual / len(y)),
+        "r2": _r2(residual, total),
+    }
+    out.update(_correlations(y, p))
+    return {m: float(out[m]) for m in METRICS}
+
+
+def _r2(residual: float, total: float) -> float:
+    if not total:
+        return 1.0 if residual == 0 else 0.0
+    # Gold values a few ulps apart give a total sum of squares near nothing: the quotient can overflow, and the
+    # metrics stay finite numbers (scikit-learn says -inf then).
+    return max(1.0 - residual / total, -sys.float_info.max)
+
+
+def _correlations(y: np.ndarray[Any, Any], p: np.ndarray[Any, Any]) -> dict[str, float]:
+    if len(y) < 2 or np.ptp(y) == 0 or np.ptp(p) == 0:
+        return {"pearson": 0.0, "spearman": 0.0, "kendall": 0.0}
+    from scipy import stats  # imported here: it takes a good part of a second, and few scorers need it
+
+    with warnings.catch_warnings():
+        # Nearly constant input makes scipy warn that precision may be lost; the number is still its answer.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", getattr(stats, "NearConstantInputWarning", RuntimeWarning))
+        values = {
+            "pearson": stats.pearsonr(y, p).statistic,
+            "spearman": stats.spearmanr(y, p).statistic,
+            "kendall": stats.kendalltau(y, p).statistic,
+        }
+    return {name: float(value) if math.isfinite(value) else 0.0 for name, value in values.items()}
