@@ -67,10 +67,11 @@ def available_memory() -> int:
     raise RuntimeError("no MemAvailable in /proc/meminfo")
 
 
-def current_rss() -> int:
+def current_rss(field: str = "VmRSS") -> int:
+    """This process's resident memory in bytes (``VmHWM``: its high-water mark since it started its program)."""
     with open("/proc/self/status", encoding="ascii") as status:
         for line in status:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
     return 0
 
@@ -81,6 +82,8 @@ def current_rss() -> int:
 def plain_parse(path: Path, loads: Callable[[bytes], Any] = json.loads) -> Any:
     """The reference: the file's bytes parsed as its format says, with no checks and no hooks."""
     data = path.read_bytes()
+    if path.suffix == ".txt":  # TREC qrels and runs: whitespace-separated fields
+        return [line.split() for line in data.splitlines()]
     if path.suffix == ".tsv":
         return list(csv.reader(io.StringIO(data.decode("utf-8"), newline=""), delimiter="\t", quotechar='"'))
     if path.suffix == ".jsonl":
@@ -117,7 +120,7 @@ def child_baseline(gold: Path, submission: Path, parser: str) -> dict[str, Any]:
     marks = [_stamp()]
     parsed = (plain_parse(gold, loads), plain_parse(submission, loads))
     marks.append(_stamp())
-    return {**_elapsed(marks, [parser]), "files": len(parsed)}
+    return {**_elapsed(marks, [parser]), "files": len(parsed), "hwm": current_rss("VmHWM")}
 
 
 def child_scorer(name: str, gold: Path, submission: Path, profile: int) -> dict[str, Any]:
@@ -145,6 +148,7 @@ def child_scorer(name: str, gold: Path, submission: Path, profile: int) -> dict[
         "rss_start": rss_start,
         "units": len(report.units),
         "primary": report.metrics[scorer.primary_metric],
+        "hwm": current_rss("VmHWM"),
     }
 
 
@@ -266,7 +270,10 @@ class Bench:
                         "cpu:podium": run.cpu,
                         "podium_primary": result["metrics"][primary],
                     }
-                for key, value in {**result, f"{step}_peak": run.peak}.items():
+                # A child of ours reports its own high-water mark: the kernel's figure for a forked child also
+                # counts this process's pages, resident in the child until it starts its program.
+                peak = result.pop("hwm", run.peak)
+                for key, value in {**result, f"{step}_peak": peak}.items():
                     runs.setdefault(key, []).append(float(value))
         if self.profile:
             command = [*commands["scorer"], "--profile", str(self.profile)]

@@ -38,6 +38,7 @@ from bench.enlarge import (
     release_lines,
     slot,
 )
+from bench.trec_inputs import trec_inputs
 
 SCORERS = (
     "svident-detection",
@@ -46,6 +47,7 @@ SCORERS = (
     "scier-re",
     "famus-cdae",
     "famus-sv",
+    "trec",
 )
 #: The official SV-Ident test set's size (PERFORMANCE.md): sentences and, among them, Task 2 queries.
 SVIDENT_TEST_SENTENCES = 1724
@@ -102,7 +104,7 @@ def _svident_gold(rows: Sequence[Mapping[str, str]]) -> TextFile:
     return TextFile("gold.tsv", "\t".join(SVIDENT_COLUMNS) + "\n", tuple(records), "\n", "\n")
 
 
-def _svident_detection(shared: Path, rng: random.Random, candidates: int) -> BenchInputs:
+def _svident_detection(shared: Path, rng: random.Random, candidates: int | None) -> BenchInputs:
     rows = _svident_rows(shared, rng)
     labels = (
         (row["uuid"], str(1 - int(row["is_variable"])) if rng.random() < 0.1 else row["is_variable"]) for row in rows
@@ -126,7 +128,8 @@ def _variable_pool(rows: Sequence[Mapping[str, str]], size: int) -> list[str]:
     return list(pool)
 
 
-def _svident_disambiguation(shared: Path, rng: random.Random, candidates: int) -> BenchInputs:
+def _svident_disambiguation(shared: Path, rng: random.Random, candidates: int | None) -> BenchInputs:
+    candidates = candidates or SVIDENT_CANDIDATES
     rows = _svident_rows(shared, rng)
     pool = _variable_pool(rows, max(SVIDENT_VARIABLE_POOL, 2 * candidates))
     runs = []
@@ -203,8 +206,8 @@ def _perturb_relations(gold: list[list[Any]], entities: list[list[Any]], rng: ra
     return _unique(out)
 
 
-def _scier(scorer: str, with_entities: bool) -> Callable[[Path, random.Random, int], BenchInputs]:
-    def build(shared: Path, rng: random.Random, candidates: int) -> BenchInputs:
+def _scier(scorer: str, with_entities: bool) -> Callable[[Path, random.Random, int | None], BenchInputs]:
+    def build(shared: Path, rng: random.Random, candidates: int | None) -> BenchInputs:
         documents, gold = release_lines(shared / "data" / "scier" / "PLM" / "test.jsonl", "doc_id")
         predictions = []
         for doc in documents:
@@ -246,7 +249,7 @@ def _roles(template: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return [(role, entities) for role, entities in template.items() if role not in ("incident_type", "template-spans")]
 
 
-def _famus_cdae(shared: Path, rng: random.Random, candidates: int) -> BenchInputs:
+def _famus_cdae(shared: Path, rng: random.Random, candidates: int | None) -> BenchInputs:
     gold, gold_file = release_lines(shared / "data" / "famus" / "derived" / "dev_report_gold_iterx.jsonl", "docid")
     texts = [m[0] for line in gold for t in line["templates"] for _, entities in _roles(t) for e in entities for m in e]
     entries = []
@@ -275,7 +278,7 @@ def _famus_cdae(shared: Path, rng: random.Random, candidates: int) -> BenchInput
     )
 
 
-def _famus_sv(shared: Path, rng: random.Random, candidates: int) -> BenchInputs:
+def _famus_sv(shared: Path, rng: random.Random, candidates: int | None) -> BenchInputs:
     release = shared / "data" / "famus" / "FACTSlab_FAMuS" / "data" / "source_validation" / "dev.jsonl"
     gold, gold_file = release_lines(release, "instance_id")
     labels = ((line["instance_id"], int(line["valid_source"]) ^ (rng.random() < 0.15)) for line in gold)
@@ -287,18 +290,26 @@ def _famus_sv(shared: Path, rng: random.Random, candidates: int) -> BenchInputs:
     )
 
 
-BUILDERS: dict[str, Callable[[Path, random.Random, int], BenchInputs]] = {
+def _trec(shared: Path, rng: random.Random, candidates: int | None) -> BenchInputs:
+    return trec_inputs(rng, candidates)
+
+
+BUILDERS: dict[str, Callable[[Path, random.Random, int | None], BenchInputs]] = {
     "svident-detection": _svident_detection,
     "svident-disambiguation": _svident_disambiguation,
     "scier-ere": _scier("scier-ere", with_entities=True),
     "scier-re": _scier("scier-re", with_entities=False),
     "famus-cdae": _famus_cdae,
     "famus-sv": _famus_sv,
+    "trec": _trec,
 }
 
 
-def build_inputs(scorer: str, shared: Path, *, candidates: int = SVIDENT_CANDIDATES) -> BenchInputs:
-    """The 1x inputs of ``scorer``, the same on every run (the generator is seeded with the scorer's name)."""
+def build_inputs(scorer: str, shared: Path, *, candidates: int | None = None) -> BenchInputs:
+    """The 1x inputs of ``scorer``, the same on every run (the generator is seeded with the scorer's name).
+
+    ``candidates``: per query, the candidates of an SV-Ident Task 2 run or the documents of a TREC run (None: as
+    the real test sets have them, 500 and 1,000)."""
     try:
         build = BUILDERS[scorer]
     except KeyError:

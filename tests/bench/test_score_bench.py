@@ -72,6 +72,11 @@ def test_plain_parse_reads_each_format(tmp_path: Path) -> None:
     assert plain_parse(tmp_path / "g.tsv") == [["a", "b"], ["x\ty", "2"]]
     assert plain_parse(tmp_path / "g.jsonl") == [{"a": 1}, {"a": 2}]
     assert plain_parse(tmp_path / "s.json") == {"k": [1, 2]}
+    (tmp_path / "run.txt").write_bytes(b"q1\tQ0  d1 1 2.5 t\r\nq1 Q0 d2 2 1 t")
+    assert plain_parse(tmp_path / "run.txt") == [
+        [b"q1", b"Q0", b"d1", b"1", b"2.5", b"t"],
+        [b"q1", b"Q0", b"d2", b"2", b"1", b"t"],
+    ]
 
 
 def test_arguments_are_checked() -> None:

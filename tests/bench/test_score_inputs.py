@@ -23,6 +23,7 @@ ID_FIELDS = {
     "scier-re": ("doc_id", "doc_id"),
     "famus-cdae": ("docid", None),
     "famus-sv": ("instance_id", None),
+    "trec": ("query", "query"),
 }
 COPIES = 2
 
@@ -54,6 +55,8 @@ def test_text_file_written_once_keeps_the_ids(tmp_path: Path) -> None:
 def unit_ids(path: Path, field: str | None) -> list[str]:
     """The ids a gold or submission file holds, read back independently of the generator, repeats kept."""
     text = path.read_text(encoding="utf-8")
+    if path.suffix == ".txt":  # TREC qrels and runs: the queries, each once
+        return list(dict.fromkeys(line.split()[0] for line in text.splitlines() if line.strip()))
     if path.suffix == ".tsv":
         header, *rows = csv.reader(io.StringIO(text, newline=""), delimiter="\t")
         return [row[header.index(field or "")] for row in rows if row]
@@ -105,6 +108,15 @@ def test_task2_runs_hold_the_asked_number_of_candidates_per_query(tmp_path: Path
     assert len(run) == 717
     assert all(20 <= len(run[uuid]) <= max(20, len(variables)) for uuid, variables in relevant.items())
     assert sum(len(candidates) == 20 for candidates in run.values()) > 700
+
+
+def test_trec_inputs_hold_a_thousand_queries_of_the_asked_number_of_documents(tmp_path: Path) -> None:
+    qrels, run = build_inputs("trec", tmp_path, candidates=20).write(tmp_path, 1)
+    lines = [line.split() for line in run.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 1000 * 20 and {len(fields) for fields in lines} == {6}
+    assert len({(fields[0], fields[2]) for fields in lines}) == len(lines)
+    judged = get_scorer("trec").parse_gold(qrels.read_bytes())
+    assert len(judged.queries) == 1000
 
 
 def test_unknown_scorer_is_refused() -> None:
