@@ -319,6 +319,8 @@ def is_zip(data: bytes) -> bool:
 
 
 def _unsafe_name(name: str) -> str | None:
+    if not name:  # zipfile itself fails on it (is_dir reads the last character)
+        return "an empty name"
     if "\\" in name or name.startswith("/") or (len(name) > 1 and name[1] == ":"):
         return "an absolute or Windows path"
     if ".." in name.split("/"):

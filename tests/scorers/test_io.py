@@ -6,7 +6,9 @@ import contextlib
 import io
 import json
 import stat
+import struct
 import zipfile
+import zlib
 from typing import Any
 
 import pytest
@@ -345,3 +347,15 @@ def test_collector_is_paused_only_while_parsing_and_restored_after_errors() -> N
         assert not gc.isenabled()  # it was off before, so it stays off
     finally:
         gc.enable()
+
+
+def test_a_zip_entry_without_a_name_is_refused() -> None:
+    # zipfile cannot write such an entry, so the archive is laid out by hand: one stored entry, name length 0.
+    content, crc = b"{}", zlib.crc32(b"{}")
+    local = struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 0, 0, 0, crc, len(content), len(content), 0, 0)
+    central = struct.pack(
+        "<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 0, 0, 0, crc, len(content), len(content), 0, 0, 0, 0, 0, 0, 0
+    )
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 1, 1, len(central), len(local) + len(content), 0)
+    with pytest.raises(InvalidSubmission, match="an empty name"):
+        unpack_submission(local + content + central + end)
