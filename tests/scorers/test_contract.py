@@ -116,6 +116,38 @@ def perfect_famus_sv(gold: bytes) -> tuple[bytes, dict[str, float]]:
     return json.dumps(labels).encode(), {"accuracy": 1.0, "precision": 1.0, "recall": 1.0, "f1": 1.0}
 
 
+def _table(gold: bytes) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(gold.decode("utf-8-sig"), newline=""), delimiter="\t"))
+
+
+def perfect_trec(gold: bytes) -> tuple[bytes, dict[str, float]]:
+    """Each query's judged documents ranked by grade: MAP, nDCG@10 and reciprocal rank reach 1 (every query of the
+    example has a relevant document); P@10 is min(R, 10) / 10 averaged over the queries (the default measures)."""
+    judged: dict[str, dict[str, int]] = {}
+    for line in gold.decode().splitlines():
+        if line.strip():
+            query, _, docno, grade = line.split()
+            judged.setdefault(query, {})[docno] = int(grade)
+    lines = []
+    for query, grades in judged.items():
+        ranked = sorted(grades, key=lambda d: -grades[d])
+        lines += [f"{query} Q0 {docno} {rank} {100 - rank} perfect" for rank, docno in enumerate(ranked, start=1)]
+    relevant = [sum(1 for g in grades.values() if g >= 1) for grades in judged.values()]
+    p10 = sum(min(r, 10) / 10 for r in relevant) / len(relevant)
+    return "\n".join(lines).encode(), {"map": 1.0, "P_10": p10, "ndcg_cut_10": 1.0, "recip_rank": 1.0}
+
+
+def perfect_classification(gold: bytes) -> tuple[bytes, dict[str, float]]:
+    labels = {row["id"]: row["label"] for row in _table(gold)}
+    return json.dumps(labels).encode(), dict.fromkeys(["accuracy", "precision", "recall", "f1"], 1.0)
+
+
+def perfect_regression(gold: bytes) -> tuple[bytes, dict[str, float]]:
+    values = {row["id"]: float(row["value"]) for row in _table(gold)}
+    perfect = {"pearson": 1.0, "spearman": 1.0, "kendall": 1.0, "mae": 0.0, "rmse": 0.0, "r2": 1.0}
+    return json.dumps(values).encode(), perfect
+
+
 PERFECT: dict[str, tuple[str, Callable[[bytes], tuple[bytes, dict[str, float]]]]] = {
     # scorer: (a conformance case whose gold has no documented cap, builder)
     "svident-detection": ("val-perfect", perfect_svident_detection),
@@ -124,6 +156,10 @@ PERFECT: dict[str, tuple[str, Callable[[bytes], tuple[bytes, dict[str, float]]]]
     "scier-re": ("dev-gold", lambda g: _perfect_scier(g, with_ner=False)),
     "famus-cdae": ("addendum-report-gold-self", perfect_famus_cdae),
     "famus-sv": ("dev-part-addendum-gold-self", perfect_famus_sv),
+    # The generic scorers have no conformance case: the builders serve the example bundles' golds (examples/).
+    "trec": ("", perfect_trec),
+    "classification": ("", perfect_classification),
+    "regression": ("", perfect_regression),
 }
 
 

@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from functools import cache
 
 import yaml
+from sqlalchemy import select
 
-from app.services.competitions import demo
+from app.services.bundles.loader import load_bundle
+from app.services.competitions import catalog, demo
 from app.storage.db import Database
-from app.storage.models import Base
+from app.storage.models import Base, User
 from scorers import scorer_names
 from tests.conftest import ROOT
 from tests.scorers.test_contract import PERFECT
@@ -77,6 +79,12 @@ def demo_competitions(database: Database) -> Iterator[dict[str, str]]:
     (the database is the test session's, shared with other tests); yields the tokens by role."""
     with database.session() as session:
         report = demo.seed(session, EXAMPLES, None)
+        # The example bundles that `podium demo` does not load are loaded too: every example is a target.
+        loaded = {bundle.resolve() for bundle in demo.bundles(EXAMPLES, None)}
+        creator = session.scalar(select(User).where(User.name == report.accounts[0].name))
+        for bundle in sorted(EXAMPLES.glob("*/competition.yaml")):
+            if bundle.resolve() not in loaded:
+                catalog.create_competition(session, load_bundle(bundle, None), creator=creator, if_exists="skip")
         session.commit()
     try:
         yield {account.role: account.token for account in report.accounts}

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scorers import InvalidSubmission, Scorer, ValidationError, get_scorer, unpack_submission
+from scorers.families import trec_measures
 from tests.security.hostile_files import CENTRAL, CENTRAL_VERSION, patch_header, zipped
 from tests.security.seed_examples import example, seed_scorers
 
@@ -48,7 +49,30 @@ def parse_or_refuse(name: str, data: bytes) -> None:
         assert str(exc).startswith("The submission was refused")
         return
     metrics = scorer.compute(gold, parsed).metrics
-    assert all(math.isfinite(v) and 0.0 <= v <= 1.0 for v in metrics.values()), metrics
+    assert all(math.isfinite(v) and in_range(name, metric, v) for metric, v in metrics.items()), metrics
+
+
+#: Metrics that are not fractions in [0, 1]: the range each lies in.
+RANGES: dict[str, dict[str, tuple[float, float]]] = {
+    "regression": {
+        "pearson": (-1.0, 1.0),
+        "spearman": (-1.0, 1.0),
+        "kendall": (-1.0, 1.0),
+        "mae": (0.0, math.inf),
+        "rmse": (0.0, math.inf),
+        "r2": (-math.inf, 1.0),
+    },
+}
+
+
+def in_range(scorer: str, metric: str, value: float) -> bool:
+    """Whether a number lies where the metric's definition puts it (a fraction in [0, 1] unless said otherwise)."""
+    if scorer == "trec":
+        kind = trec_measures.parse_measure(metric).value
+        low, high = {"fraction": (0.0, 1.0), "integer": (0.0, math.inf)}.get(kind, (-math.inf, math.inf))
+    else:
+        low, high = RANGES.get(scorer, {}).get(metric, (0.0, 1.0))
+    return low - 1e-12 <= value <= high + 1e-12
 
 
 def unpack_parse_or_refuse(name: str, archive: bytes) -> None:
@@ -95,10 +119,12 @@ def dump(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Document:
-    """A valid submission as a model: one JSON value, or the values of a JSON Lines file."""
+    """A valid submission as a model: one JSON value, the values of a JSON Lines file, or (a text format such as a
+    TREC run) the whitespace-separated fields of each line."""
 
     values: list[Any]
     lines: bool
+    fields: bool = False
 
     @classmethod
     def of(cls, data: bytes) -> Document:
@@ -106,11 +132,22 @@ class Document:
         try:
             return cls([to_model(json.loads(text))], lines=False)
         except json.JSONDecodeError:
+            pass
+        try:
             return cls([to_model(json.loads(line)) for line in text.splitlines() if line.strip()], lines=True)
+        except json.JSONDecodeError:
+            return cls([line.split() for line in text.splitlines() if line.strip()], lines=True, fields=True)
 
     def render(self) -> str:
         # A dropped root leaves an empty file; a repeated one, two documents in one file.
+        if self.fields:
+            return "\n".join(" ".join(map(field, v)) if isinstance(v, list) else field(v) for v in self.values)
         return ("\n" if self.lines else " ").join(dump(v) for v in self.values)
+
+
+def field(value: Any) -> str:
+    """A field of a text line: text as it is, anything else as JSON would write it."""
+    return value if isinstance(value, str) else dump(value)
 
 
 def slots(value: Any) -> list[tuple[list[Any], int]]:
@@ -184,7 +221,7 @@ def mutate(draw: st.DrawFn, document: Document) -> Document:
         put(-current - 1)
     else:  # "boolean", or a rename outside an object, or a negation of what is not a number
         put(not current if isinstance(current, bool) else True)
-    return Document(root, document.lines)
+    return Document(root, document.lines, document.fields)
 
 
 @st.composite

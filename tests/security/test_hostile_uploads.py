@@ -193,6 +193,27 @@ HOSTILE = [
     ),
     Hostile("50,000 entities in a sentence", "scier-ere", _absurd_entities, ("50000", "max_entities_per_sentence")),
     Hostile("100,000 fillers for a role", "famus-cdae", _absurd_fillers, ("100000", "max_fillers_per_role")),
+    Hostile(
+        "a run whose scores are words",
+        "trec",
+        lambda ex: ex.submission.replace(b" 99 perfect", b" high perfect", 1),
+        ("line 1", "score 'high' is not a number"),
+        filename="run.txt",
+    ),
+    Hostile(
+        "a run ranking a document twice, far below any cut",
+        "trec",
+        lambda ex: ex.submission + b"\n" + ex.submission.split(b"\n")[0].replace(b" 99 ", b" -5 "),
+        ("is ranked again", "first at line 1"),
+        filename="run.txt",
+    ),
+    Hostile(
+        "a label of a megabyte",
+        "classification",
+        lambda ex: ex.submission.replace(b'"positive"', b'"' + b"p" * MB + b'"', 1),
+        ("is not one of",),
+    ),
+    Hostile("a NaN rating", "regression", lambda ex: ex.submission.replace(b"5.0", b"NaN", 1), ("NaN",)),
 ]
 
 
