@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from scorers.families.averaging import nested_mean
+from scorers.families.weighted import Array as WeightedArray
+from scorers.families.weighted import WeightedMetric
 
 #: The ``average`` modes of scikit-learn that ``group_prf`` supports for single-label items.
 AVERAGES = ("macro", "weighted", "micro", "binary")
@@ -134,6 +136,60 @@ def class_scores(
         }
         for label, i in code.items()
     }
+
+
+def weighted_prf(
+    pairs: Sequence[tuple[Hashable, Hashable]],
+    metric: str,
+    *,
+    average: str = "macro",
+    pos_label: Hashable = 1,
+    zero_division: float = 0.0,
+) -> WeightedMetric:
+    """``metric`` (accuracy, precision, recall or f1) of ``group_prf`` on many weightings of the ``(gold, predicted)``
+    pairs at once: per-label counts are weighted sums, so one matrix product serves every replicate (NaN: no item)."""
+    code: dict[Hashable, int] = {}
+    coded = np.asarray([(code.setdefault(g, len(code)), code.setdefault(p, len(code))) for g, p in pairs], np.intp)
+    n, size = len(coded), len(code)
+    columns = np.zeros((n, 3 * size + 2))
+    rows = np.arange(n)
+    if n:
+        columns[rows, coded[:, 0]] = 1.0  # gold
+        columns[rows, size + coded[:, 1]] = 1.0  # predicted
+        hit = coded[:, 0] == coded[:, 1]
+        columns[rows[hit], 2 * size + coded[hit, 0]] = 1.0  # true positives
+        columns[rows[hit], 3 * size] = 1.0
+    columns[:, 3 * size + 1] = 1.0
+    positive = code.get(pos_label)
+
+    def finish(sums: WeightedArray) -> WeightedArray:
+        gold, predicted, tp = sums[:, :size], sums[:, size : 2 * size], sums[:, 2 * size : 3 * size]
+        total = sums[:, 3 * size + 1]
+        if metric == "accuracy" or average == "micro":
+            return _ratio(sums[:, 3 * size], total)
+        numerator, denominator = {"precision": (tp, predicted), "recall": (tp, gold), "f1": (2 * tp, gold + predicted)}[
+            metric
+        ]
+        values = np.full(numerator.shape, float(zero_division))
+        np.divide(numerator, denominator, out=values, where=denominator > 0)
+        present = (gold + predicted) > 0
+        if average == "binary":
+            out = np.full(len(sums), float(zero_division)) if positive is None else values[:, positive].copy()
+            if positive is not None:
+                out[~present[:, positive]] = float(zero_division)
+        else:
+            weights = gold if average == "weighted" else present.astype(np.float64)
+            out = _ratio((values * weights).sum(axis=1), weights.sum(axis=1))
+        out[total == 0] = np.nan
+        return out
+
+    return WeightedMetric(columns, finish)
+
+
+def _ratio(numerator: WeightedArray, denominator: WeightedArray) -> WeightedArray:
+    out = np.full(len(numerator), np.nan)
+    np.divide(numerator, denominator, out=out, where=denominator > 0)
+    return out
 
 
 def _divide(

@@ -28,6 +28,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from scorers.families import weighted
+from scorers.families.weighted import Array, WeightedMetric
+
 #: trec_eval's floor before the logarithm of a geometric mean (``MIN_GEO_MEAN``).
 GM_FLOOR = 1e-5
 #: The unit statistic that holds a query's judgements above 0 (what ``num_rel`` sums with ``complete``).
@@ -280,3 +285,23 @@ def aggregate(
 def query_values(record: Mapping[str, Any], measures: Sequence[Measure]) -> dict[str, float]:
     """One query's numbers as ``trec_eval -q`` prints them (a geometric mean's own term: max(value, 1e-5))."""
     return {m.name: math.exp(record[m.name]) if m.averaging == GEOMETRIC else float(record[m.name]) for m in measures}
+
+
+def weighted_metric(
+    records: Sequence[Mapping[str, Any]], measure: Measure, *, complete: bool = False
+) -> WeightedMetric:
+    """``aggregate``'s number for ``measure`` on many weightings of ``records`` at once (NaN: no query)."""
+    counts = np.ones(len(records))
+    if measure.averaging == COUNT:
+        return WeightedMetric(counts[:, None], lambda sums: sums[:, 0])
+    if measure.averaging == SUM:
+        key = JUDGED_RELEVANT if measure.root == "num_rel" and complete else measure.name
+        return WeightedMetric(weighted.column(weighted.unit_column(records, key))[:, None], lambda sums: sums[:, 0])
+    mean = weighted.ratio(weighted.unit_column(records, measure.name), counts)
+    if measure.averaging == GEOMETRIC:
+        return WeightedMetric(mean.columns, lambda sums: _exp(mean.finish(sums)))
+    return mean
+
+
+def _exp(values: Array) -> Array:
+    return np.exp(values)

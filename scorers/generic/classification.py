@@ -25,12 +25,13 @@ Refused: a missing, unknown or repeated id, a label that is not a non-empty stri
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from scorers.base import Breakdown, MetricSpec, OptionSpec, UnitStats
 from scorers.errors import OptionsError, Problems
-from scorers.families.classification import AVERAGES, class_scores, group_prf
+from scorers.families.classification import AVERAGES, class_scores, group_prf, weighted_prf
+from scorers.families.weighted import WeightedMetric
 from scorers.generic import tables
 from scorers.generic.keyed import KeyedGold, KeyedScorer, layout_options
 from scorers.registry import register
@@ -116,6 +117,15 @@ class Classification(KeyedScorer[str]):
             zero_division=float(self.config["zero_division"]),
         )
         return {group: {"items": s.size, "accuracy": s.accuracy, **s.metrics()} for group, s in scored.items()}
+
+    def weighted_items(self, stats: Sequence[UnitStats], metric: str) -> WeightedMetric:
+        return weighted_prf(
+            [(s["gold"], s["predicted"]) for s in stats],
+            metric,
+            average=self.config["average"],
+            pos_label=self.config["positive_label"],
+            zero_division=float(self.config["zero_division"]),
+        )
 
     def breakdown(self, gold: KeyedGold[str], submission: dict[str, str], stats: Mapping[str, UnitStats]) -> Breakdown:
         labels = gold.table.values

@@ -17,7 +17,9 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from scorers.base import Breakdown, OptionSpec, PublicIds, Scorer, UnitStats
 from scorers.errors import InvalidGold, InvalidSubmission, OptionsError, Problems
+from scorers.families import weighted
 from scorers.families.averaging import nested_mean
+from scorers.families.weighted import WeightedMetric
 from scorers.generic import tables
 from scorers.generic.tables import Layout, Table
 
@@ -67,9 +69,7 @@ class KeyedScorer(Scorer[KeyedGold[V], PublicIds, dict[str, V]], Generic[V]):
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
         group_by = tuple(self.config["group_by"])
-        self.layout = Layout(
-            self.config["format"], self.config["id_column"], self.config[self.value_option], group_by
-        )
+        self.layout = Layout(self.config["format"], self.config["id_column"], self.config[self.value_option], group_by)
 
     @classmethod
     def check_option(cls, name: str, value: Any) -> Any:
@@ -137,6 +137,21 @@ class KeyedScorer(Scorer[KeyedGold[V], PublicIds, dict[str, V]], Generic[V]):
             return nested_mean(stats, self.metric_names, self.layout.group_by[:-1])
         scored = self.score_items(("", s["gold"], s["predicted"]) for s in stats)
         return {m: float(scored[""][m]) if scored else 0.0 for m in self.metric_names}
+
+    def stratum(self, unit: UnitStats) -> str | None:
+        # Groups are averaged per part (the values of the outer group columns): a resample keeps each part's size.
+        levels = self.layout.group_by[:-1]
+        return unit_key([str(unit[level]) for level in levels]) if levels else None
+
+    def weighted_metric(self, stats: Sequence[UnitStats], metric: str) -> WeightedMetric | None:
+        if not self.layout.group_by:
+            return self.weighted_items(stats, metric)
+        keys = [tuple(s[level] for level in self.layout.group_by[:-1]) for s in stats]
+        return weighted.nested_mean(weighted.unit_column(stats, metric), keys)
+
+    def weighted_items(self, stats: Sequence[UnitStats], metric: str) -> WeightedMetric | None:
+        """``weighted_metric`` when units are items; None (callers loop over resamples) unless a subclass can."""
+        return None
 
     def breakdown(self, gold: KeyedGold[V], submission: dict[str, V], stats: Mapping[str, UnitStats]) -> Breakdown:
         """With ``group_by``: the mean per value of the first group column, and each group's numbers (``group``)."""

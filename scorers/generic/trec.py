@@ -30,6 +30,7 @@ from scorers.errors import OptionsError
 from scorers.families import trec_measures
 from scorers.families.ranking import top_ranked
 from scorers.families.trec_measures import JUDGED_RELEVANT, Evaluator, Measure
+from scorers.families.weighted import WeightedMetric
 from scorers.generic.trec_format import Qrels, Run, parse_qrels, parse_run
 from scorers.registry import register
 
@@ -176,6 +177,10 @@ class Trec(Scorer[Qrels, PublicIds, Run]):
 
     def aggregate(self, stats: Sequence[UnitStats]) -> dict[str, float]:
         return trec_measures.aggregate(stats, self.measures, complete=self.config["complete_queries"])
+
+    def weighted_metric(self, stats: Sequence[UnitStats], metric: str) -> WeightedMetric:
+        measure = next(m for m in self.measures if m.name == metric)
+        return trec_measures.weighted_metric(stats, measure, complete=self.config["complete_queries"])
 
     def breakdown(self, gold: Qrels, submission: Run, stats: Mapping[str, UnitStats]) -> Breakdown:
         if not self.config["per_query"]:
