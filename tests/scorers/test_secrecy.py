@@ -24,6 +24,7 @@ from tests.app.labels_scorer import LabelScorer
 from tests.app.slow_scorer import SlowScorer
 from tests.scorers.secrecy import PAIRS, Pair
 from tests.scorers.secrecy import famus as _famus  # noqa: F401  (each module declares its generators)
+from tests.scorers.secrecy import generic as _generic  # noqa: F401
 from tests.scorers.secrecy import labels as _labels  # noqa: F401
 from tests.scorers.secrecy import scier as _scier  # noqa: F401
 from tests.scorers.secrecy import svident as _svident  # noqa: F401
