@@ -247,7 +247,7 @@ TABLE: tuple[Row, ...] = (
         shows=organizers_see("org_message")),
     row("GET", S,                                        401, 404, 404, 404, 404, 404,
         path=f"{API}/submissions/{MISSING}"),
-    row("POST", S + "/rescore",                          401, 403, 403, 403, 202, 202,
+    row("POST", S + "/rescore",                          401, 403, 404, 404, 202, 202,
         path=API + "/submissions/{a_hidden}/rescore"),
     row("POST", S + "/choose",                           401, 200, 404, 404, 200, 200,
         path=API + "/submissions/{a_hidden}/choose"),
@@ -331,7 +331,7 @@ TABLE: tuple[Row, ...] = (
     row("POST", PAGE + "/organize/baseline-runs",        401, 403, 403, 403, 303, 303, send=form(baseline=BASELINE)),
     row("GET", "/baseline-runs/{run_id}/status.json",    303, 404, 404, 404, 200, 200),
     row("POST", "/baseline-runs/{run_id}/cancel",        401, 404, 404, 404, 303, 303),
-    row("POST", "/submissions/{submission_id}/rescore",  401, 403, 403, 403, 303, 303,
+    row("POST", "/submissions/{submission_id}/rescore",  401, 403, 404, 404, 303, 303,
         path="/submissions/{a_hidden}/rescore"),
 )
 # fmt: on

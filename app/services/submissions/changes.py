@@ -6,7 +6,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app.services.accounts.access import require_organizer
-from app.services.errors import Conflict, Forbidden, NotFound
+from app.services.errors import Conflict, Forbidden
 from app.services.jobs.enqueue import enqueue_after_commit
 from app.services.scoring.job import SCORE_SUBMISSION
 from app.services.submissions.results import context_of, get_submission
@@ -41,10 +41,10 @@ def _queue_rescore(session: Session, submission_id: int) -> bool:
 
 
 def rescore(session: Session, user: User | None, submission_id: int) -> Submission:
-    """Score the submission again: a new round and a new score; the old scores stay."""
-    submission = session.get(Submission, submission_id)
-    if submission is None:
-        raise NotFound(f"there is no submission {submission_id}")
+    """Score the submission again: a new round and a new score; the old scores stay. Whoever may not see
+    the submission gets the "not found" of a missing one (ids leak nothing); a team member who may see it
+    but does not organize is told so."""
+    submission = get_submission(session, user, submission_id)
     require_organizer(session, user, context_of(session, submission)[2])
     queued = _queue_rescore(session, submission_id)
     session.refresh(submission)

@@ -340,6 +340,25 @@ def test_an_organizer_rescores_and_the_old_score_stays(db: Database, client: Tes
     wait(client)
 
 
+def test_rescoring_what_one_may_not_see_is_the_not_found_of_a_missing_submission(
+    db: Database, client: TestClient
+) -> None:
+    """Another team's submission and a missing one get the same 404, word for word, as GET and choose do:
+    the answer must not tell which ids exist."""
+    setup(db)
+    ada, bob = auth(db, "ada"), auth(db, "bob")
+    submission_id = upload(client, ada, HALF).json()["id"]
+    wait(client)
+    missing = submission_id + 1000
+    theirs = client.post(f"/api/v1/submissions/{submission_id}/rescore", headers=bob)
+    absent = client.post(f"/api/v1/submissions/{missing}/rescore", headers=bob)
+    assert (theirs.status_code, absent.status_code) == (404, 404)
+    assert theirs.json()["detail"].replace(str(submission_id), "N") == absent.json()["detail"].replace(
+        str(missing), "N"
+    )
+    assert client.get(f"/api/v1/submissions/{submission_id}", headers=bob).json() == theirs.json()
+
+
 def test_teams_are_founded_and_joined_with_an_invite_code(db: Database, client: TestClient) -> None:
     setup(db, phase_spec(total_limit=1))
     ada, bob = auth(db, "ada"), auth(db, "bob")
