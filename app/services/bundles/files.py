@@ -3,7 +3,9 @@
 A bundle names files relative to one of two folders: ``path:`` the folder of the bundle's YAML file,
 ``data:`` the data folder given on the command line. A bundle may arrive from a person over the API,
 so a name may not climb out of its folder: absolute paths, ``..`` and symbolic links that lead
-outside are refused before anything is read.
+outside are refused before anything is read. Who may not read the data folder at all (``data_refusal``)
+gets one refusal for every ``data:`` entry, decided before the path is looked at, so that the answer
+never tells whether a file exists there.
 """
 
 from __future__ import annotations
@@ -34,13 +36,17 @@ def check_file_name(name: str) -> str | None:
 class FileFinder:
     """Resolves ``path:`` and ``data:`` entries to files inside their folder and reads each file once."""
 
-    def __init__(self, bundle_dir: Path, data_dir: Path | None) -> None:
+    def __init__(self, bundle_dir: Path, data_dir: Path | None, *, data_refusal: str | None = None) -> None:
         self.folders: dict[str, Path | None] = {"path": bundle_dir, "data": data_dir}
+        #: Why ``data:`` entries are refused whatever they name (the sender may not read the data folder).
+        self.data_refusal = data_refusal
         self._cache: dict[Path, bytes] = {}
 
     def find(self, key: str, relative: str) -> Path:
         """The real path of the file ``relative`` names under the folder of ``key``; raises ``FileProblem``."""
         folder_name = FOLDER_NAMES[key]
+        if key == "data" and self.data_refusal is not None:
+            raise FileProblem(self.data_refusal)
         pure = PurePosixPath(relative)
         if not relative.strip():
             raise FileProblem(f"expected a file path after {key}:")

@@ -47,15 +47,16 @@ PHASE_KEYS = _keys(
 FILE_KEYS = _keys("", "path data derive from name")
 
 
-def load_bundle(path: Path, data_dir: Path | None = None) -> CompetitionSpec:
+def load_bundle(path: Path, data_dir: Path | None = None, *, data_refusal: str | None = None) -> CompetitionSpec:
     """Read and check the bundle at ``path`` (its YAML file, or the folder holding ``competition.yaml``).
 
-    ``path:`` entries are relative to the YAML file's folder, ``data:`` entries to ``data_dir``.
+    ``path:`` entries are relative to the YAML file's folder, ``data:`` entries to ``data_dir``; with
+    ``data_refusal`` every ``data:`` entry is refused with that message instead (see ``FileFinder``).
     Raises ``BundleError`` listing every problem found.
     """
     file = path / BUNDLE_FILE if path.is_dir() else path
     document = _read_yaml(file)
-    reader = _Reader(FileFinder(file.parent, data_dir))
+    reader = _Reader(FileFinder(file.parent, data_dir, data_refusal=data_refusal))
     spec = reader.competition(document)
     if reader.problems or spec is None:
         raise BundleError(reader.problems)

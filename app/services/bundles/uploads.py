@@ -4,6 +4,10 @@ The archive is unpacked into a temporary folder with the same care as a zipped s
 absolute paths, no ``..``, no links, bounded size and entry count), then read by ``load_bundle``
 like a bundle on disk. A lone YAML file can name files only under the server's data folder
 (``{data: ...}``) or derive them from the gold.
+
+The data folder holds every competition's files, hidden gold included, so only site admins may name
+files in it (``may_read_data``); anyone else's ``data:`` entries are refused, one message for every
+path, so that the refusal does not tell whether the file exists. They send the files in the archive.
 """
 
 from __future__ import annotations
@@ -67,13 +71,22 @@ def _bundle_file(root: Path) -> Path:
     raise _refuse(f"the bundle archive has no {BUNDLE_FILE} at its top (or in its one top-level folder)")
 
 
-def spec_from_upload(data: bytes, *, data_dir: Path | None, max_bytes: int) -> CompetitionSpec:
-    """Read an uploaded bundle (zip archive or YAML text); raises ``BundleError`` naming each mistake."""
+#: Why a ``data:`` entry of someone who may not read the data folder is refused (whatever it names).
+DATA_REFUSED = (
+    "data: names a file in the server's data folder, which only site admins may do; "
+    "put the file in the bundle archive and name it with path:"
+)
+
+
+def spec_from_upload(data: bytes, *, data_dir: Path | None, max_bytes: int, may_read_data: bool) -> CompetitionSpec:
+    """Read an uploaded bundle (zip archive or YAML text); raises ``BundleError`` naming each mistake.
+    ``data:`` entries are read from ``data_dir`` only when ``may_read_data`` (a site admin sent it)."""
+    refusal = None if may_read_data else DATA_REFUSED
     with tempfile.TemporaryDirectory(prefix="podium-bundle-") as tmp:
         root = Path(tmp)
         if data[:4] == b"PK\x03\x04":
             _extract(data, root, max_bytes)
-            return load_bundle(_bundle_file(root), data_dir)
+            return load_bundle(_bundle_file(root), data_dir, data_refusal=refusal)
         file = root / BUNDLE_FILE
         file.write_bytes(data)
-        return load_bundle(file, data_dir)
+        return load_bundle(file, data_dir, data_refusal=refusal)

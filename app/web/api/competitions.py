@@ -62,7 +62,8 @@ async def create_competition(
     request: Request, state: StateDep, session: SessionDep, user: CurrentUser
 ) -> CompetitionCreated:
     """Put a competition online from a bundle (organizers and site admins). Every mistake in the
-    bundle is answered with its key path."""
+    bundle is answered with its key path. Only site admins may name files of the server's data folder
+    (`{data: ...}`); everyone else sends the files in the bundle zip."""
     access.require_creator(user)
     limit = state.settings.max_bundle_bytes
     form = await read_form(
@@ -73,7 +74,9 @@ async def create_competition(
     if "bundle" not in form.files:
         raise InvalidInput("no bundle was sent", [{"where": "bundle", "message": "attach the bundle as 'bundle'"}])
     _, data = form.files["bundle"]
-    spec = await run_in_threadpool(spec_from_upload, data, data_dir=state.settings.data_dir, max_bytes=limit)
+    spec = await run_in_threadpool(
+        spec_from_upload, data, data_dir=state.settings.data_dir, max_bytes=limit, may_read_data=user.is_admin
+    )
 
     def store() -> CompetitionCreated:
         competition, created = catalog.create_competition(session, spec, creator=user)

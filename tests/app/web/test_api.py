@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 
 from app.config import Settings
 from app.services.accounts import users
+from app.services.bundles.uploads import DATA_REFUSED
 from app.storage.db import Database
 from tests.app.builders import GOLD, HALF, PASSWORD, PERFECT, as_bytes, make_competition, make_user, phase_spec, utc
 
@@ -156,10 +157,14 @@ def test_an_organizer_creates_a_competition_from_a_bundle(db: Database, client: 
     assert (again.status_code, again.json()["error"]) == (409, "slug_taken")
 
 
-def test_a_yaml_bundle_alone_names_files_in_the_data_folder(
+def test_a_yaml_bundle_alone_names_files_in_the_data_folder_when_a_site_admin_sends_it(
     db: Database, client: TestClient, settings: Settings
 ) -> None:
+    """Only site admins may name the server's files; an organizer is refused without a look at the path."""
     setup(db)
+    with db.session() as session:
+        make_user(session, "root", admin=True)
+        session.commit()
     assert settings.data_dir is not None
     (settings.data_dir / "gold.json").write_bytes(as_bytes(GOLD))
     document = {
@@ -175,7 +180,10 @@ def test_a_yaml_bundle_alone_names_files_in_the_data_folder(
         ],
     }
     files = {"bundle": ("competition.yaml", yaml.safe_dump(document).encode(), "application/yaml")}
-    created = client.post("/api/v1/competitions", headers=auth(db, "olga"), files=files)
+    refused = client.post("/api/v1/competitions", headers=auth(db, "olga"), files=files)
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["problems"] == [{"key": "tasks[0].phases[0].gold", "message": DATA_REFUSED}]
+    created = client.post("/api/v1/competitions", headers=auth(db, "root"), files=files)
     assert created.status_code == 201, created.text
     assert created.json()["slug"] == "yaml-only"
 
