@@ -16,6 +16,12 @@
 
 Rows and lines keep the gold's order, one per gold row or line, with the gold's ids. Only what the
 derivation needs is checked here; the task's scorer validates the gold in full.
+
+``rename_ids(scorer, gold, rename)`` gives a gold whose ids are replaced, for releases whose ids or order
+give the answers away (FAMuS source validation: the valid pairs are ``EN-...-frame-...``, the invalid ones
+``report-...-source-...``, and every invalid pair comes before every valid one). Its lines are sorted by
+their new ids, so with ids that say nothing (a keyed hash) the order says nothing either; the inputs
+derived from it then carry only the new ids.
 """
 
 from __future__ import annotations
@@ -153,3 +159,34 @@ def participant_inputs(scorer: str, gold: bytes) -> tuple[str, bytes]:
         raise UnknownScorer(f"no participant inputs format is defined for scorer {scorer!r}; defined for: {known}")
     with gc_paused():  # many small containers, no cycles: see scorers.io.gc_paused
         return derive(gold)
+
+
+#: The id of a line, for the formats of one object per line whose ids ``rename_ids`` can replace.
+ID_KEYS = {"famus-sv": "instance_id", "famus-cdae": "docid", "scier-ere": "doc_id", "scier-re": "doc_id"}
+
+
+def renamable_formats() -> list[str]:
+    """Names of the scorers whose gold ids ``rename_ids`` can replace."""
+    return sorted(ID_KEYS)
+
+
+def rename_ids(scorer: str, gold: bytes, rename: Callable[[str], str]) -> bytes:
+    """``gold`` with each line's id replaced by ``rename(id)``, the lines sorted by their new ids, the rest
+    of each line kept. Raises ``UnknownScorer`` for a format without renamable ids, and ``InvalidGold`` for
+    a line without its id or two lines that would share one."""
+    key = ID_KEYS.get(scorer)
+    if key is None:
+        known = ", ".join(renamable_formats())
+        raise UnknownScorer(f"the ids of scorer {scorer!r} cannot be renamed; they can for: {known}")
+    problems = Problems(InvalidGold)
+    renamed: dict[str, dict[str, Any]] = {}
+    with gc_paused():
+        for number, line in _objects(gold, problems, key):
+            new = rename(line[key])
+            if new in renamed:
+                problems.add(f"line {number}", f"its {key} is given to an earlier line too")
+                continue
+            line[key] = new
+            renamed[new] = line
+        problems.raise_if_any()
+        return _json_lines([renamed[new] for new in sorted(renamed)])

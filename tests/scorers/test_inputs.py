@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from scorers.errors import InvalidGold, UnknownScorer
-from scorers.inputs import input_formats, participant_inputs
+from scorers.inputs import input_formats, participant_inputs, renamable_formats, rename_ids
 from scorers.io import read_tsv
 from scorers.registry import scorer_names
 from tests.conftest import ROOT
@@ -192,3 +192,49 @@ def test_inputs_are_utf8_text_with_a_final_newline() -> None:
     _, data = participant_inputs("famus-sv", (EXAMPLE_DATA / "famus/data/sv-dev.jsonl").read_bytes())
     assert data.decode("utf-8").endswith("\n")
     assert "Tromsø" in data.decode("utf-8")  # written as is, not as \\u escapes
+
+
+# -- renamed ids ------------------------------------------------------------------------------------------
+
+
+def test_renamed_ids_replace_every_id_and_order_the_lines_by_them() -> None:
+    """The release sorts lines by answer; renamed, the lines follow the new ids and keep all else."""
+    gold = to_bytes(
+        {"instance_id": "report-1-source-2", "valid_source": False, "frame": "F"},
+        {"instance_id": "report-3-source-3", "valid_source": False, "frame": "G"},
+        {"instance_id": "EN-1-frame-F", "valid_source": True, "frame": "F"},
+    )
+    new = {"report-1-source-2": "c", "report-3-source-3": "a", "EN-1-frame-F": "b"}
+    renamed = json_lines(rename_ids("famus-sv", gold, new.__getitem__))
+    assert renamed == [
+        {"instance_id": "a", "valid_source": False, "frame": "G"},
+        {"instance_id": "b", "valid_source": True, "frame": "F"},
+        {"instance_id": "c", "valid_source": False, "frame": "F"},
+    ]
+    assert [line["instance_id"] for line in json_lines(participant_inputs("famus-sv", to_bytes(*renamed))[1])] == [
+        "a",
+        "b",
+        "c",
+    ]
+
+
+@pytest.mark.parametrize(("scorer", "key"), [("famus-cdae", "docid"), ("scier-ere", "doc_id"), ("scier-re", "doc_id")])
+def test_renamed_ids_of_the_other_json_lines_formats(scorer: str, key: str) -> None:
+    gold = to_bytes({key: "d2", "x": 2}, {key: "d1", "x": 1})
+    assert json_lines(rename_ids(scorer, gold, lambda old: f"new-{old}")) == [
+        {key: "new-d1", "x": 1},
+        {key: "new-d2", "x": 2},
+    ]
+    assert set(renamable_formats()) >= {scorer}
+
+
+def test_two_ids_renamed_alike_are_refused() -> None:
+    gold = to_bytes({"instance_id": "a", "valid_source": True}, {"instance_id": "b", "valid_source": False})
+    with pytest.raises(InvalidGold) as refused:
+        rename_ids("famus-sv", gold, lambda old: "same")
+    assert str(refused.value.problems[0]) == "line 2: its instance_id is given to an earlier line too"
+
+
+def test_a_format_without_renamable_ids_is_refused() -> None:
+    with pytest.raises(UnknownScorer, match="cannot be renamed"):
+        rename_ids("svident-detection", SVIDENT_GOLD, str.upper)

@@ -124,6 +124,16 @@ class KeyPathChecker:
             return allowed[0]
         return str(value)
 
+    def flag(self, m: dict[str, Any], key: str, path: str) -> bool:
+        """``true`` or ``false``; false when not given."""
+        value = m.get(key)
+        if value is None:
+            return False
+        if not isinstance(value, bool):
+            self.add(key_path(path, key), f"expected true or false, found {kind(value)}")
+            return False
+        return value
+
     def positive(self, m: dict[str, Any], key: str, path: str) -> int | None:
         """A whole number of at least 1, or None when not given."""
         value = m.get(key)

@@ -22,7 +22,7 @@ from app.services.bundles.spec import BundleError, BundleFile, CompetitionSpec, 
 from app.services.bundles.strict_yaml import describe_yaml_error, load_strict
 from app.storage.models import Participation, Selection, Visibility
 from scorers import OptionsError, Scorer, ScorerError, UnknownScorer, ValidationError, scorer_class
-from scorers.inputs import participant_inputs
+from scorers.inputs import participant_inputs, renamable_formats
 
 #: The file a bundle folder is read from when ``load_bundle`` is given the folder.
 BUNDLE_FILE = "competition.yaml"
@@ -42,7 +42,8 @@ COMPETITION_KEYS = _keys("slug title tasks", "description organizers participati
 TASK_KEYS = _keys("slug title scorer phases", "description scorer_options training_files resources")
 PHASE_KEYS = _keys(
     "slug title gold",
-    "description starts_at ends_at public_files daily_limit total_limit visibility selection max_upload_bytes",
+    "description starts_at ends_at public_files daily_limit total_limit visibility selection max_upload_bytes "
+    "opaque_ids",
 )
 FILE_KEYS = _keys("", "path data derive from name")
 
@@ -254,6 +255,12 @@ class _Reader(KeyPathChecker):
         max_upload_bytes = self.positive(m, "max_upload_bytes", path)
         visibility = self.choice(m, "visibility", path, VISIBILITY)
         selection = self.choice(m, "selection", path, SELECTION)
+        opaque_ids = self.flag(m, "opaque_ids", path)
+        if opaque_ids and scorer is not None and scorer.name not in renamable_formats():
+            self.add(
+                key_path(path, "opaque_ids"),
+                f"the ids of {scorer.name} cannot be replaced; they can for {', '.join(renamable_formats())}",
+            )
         if gold is None:
             return None
         return PhaseSpec(
@@ -269,6 +276,7 @@ class _Reader(KeyPathChecker):
             visibility=visibility,
             selection=selection,
             max_upload_bytes=max_upload_bytes,
+            opaque_ids=opaque_ids,
         )
 
     def gold(self, m: dict[str, Any], path: str, scorer: Scorer[Any, Any, Any] | None) -> BundleFile | None:
@@ -309,8 +317,8 @@ class _Reader(KeyPathChecker):
         except ScorerError as exc:
             self.add(path, f"cannot derive the inputs from the gold: {exc}")
             return None
-        return _bundle_file(entry.get("name") or (f"{phase}-{filename}" if phase else filename), data)
+        return _bundle_file(entry.get("name") or (f"{phase}-{filename}" if phase else filename), data, derived=True)
 
 
-def _bundle_file(name: str, data: bytes) -> BundleFile:
-    return BundleFile(name, data, hashlib.sha256(data).hexdigest())
+def _bundle_file(name: str, data: bytes, *, derived: bool = False) -> BundleFile:
+    return BundleFile(name, data, hashlib.sha256(data).hexdigest(), derived)

@@ -12,11 +12,13 @@ from app.services.errors import ServiceError
 
 @dataclass(frozen=True)
 class BundleFile:
-    """A file read into memory, with the name people see and its sha256."""
+    """A file read into memory, with the name people see and its sha256; ``derived`` marks the inputs
+    derived from the phase's gold (made again from it when the gold's ids are replaced)."""
 
     name: str
     data: bytes
     sha256: str
+    derived: bool = False
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,8 @@ class PhaseSpec:
     visibility: str
     selection: str
     max_upload_bytes: int | None
+    #: Publish and score the phase with opaque ids instead of the gold's own (``opaque_ids: true``).
+    opaque_ids: bool = False
 
 
 @dataclass(frozen=True)

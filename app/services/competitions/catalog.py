@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, selectinload
 from app.services.accounts.access import require_organizer
 from app.services.accounts.users import find_user
 from app.services.bundles.spec import BundleFile, CompetitionSpec, TaskSpec
+from app.services.competitions.opaque_ids import with_opaque_ids
 from app.services.errors import Conflict, InvalidInput, NotFound
 from app.storage.blobs import put_blob
 from app.storage.models import (
@@ -112,7 +113,8 @@ def _add_task(session: Session, competition: Competition, spec: TaskSpec, positi
                 task_id=task.id, kind=kind, name=file.name, blob_id=_blob_id(session, file), position=file_position
             )
         )
-    for phase_position, p in enumerate(spec.phases):
+    for phase_position, given in enumerate(spec.phases):
+        p = with_opaque_ids(session, (competition.slug, spec.slug, given.slug), spec.scorer, given)
         phase = Phase(
             task_id=task.id,
             slug=p.slug,
@@ -126,6 +128,7 @@ def _add_task(session: Session, competition: Competition, spec: TaskSpec, positi
             visibility=p.visibility,
             selection=p.selection,
             max_upload_bytes=p.max_upload_bytes,
+            opaque_ids=p.opaque_ids,
             position=phase_position,
         )
         session.add(phase)

@@ -23,6 +23,7 @@ from app.storage.models.competitions import (
     TaskFile,
 )
 from app.storage.models.lease import LeasedRow
+from app.storage.models.secrets import ServerSecret
 from app.storage.models.submissions import Blob, PhaseEntry, Score, Submission
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "RunStatus",
     "Score",
     "Selection",
+    "ServerSecret",
     "Submission",
     "SubmissionStatus",
     "Task",

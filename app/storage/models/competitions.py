@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.storage.enums import Participation, Selection, TaskFileKind, Visibility
@@ -115,6 +115,9 @@ class Phase(Base):
     selection: Mapped[Selection] = mapped_column(EnumText(Selection), default=Selection.BEST)
     max_upload_bytes: Mapped[int | None]
     position: Mapped[int] = mapped_column(default=0)
+    #: The gold's ids were replaced by opaque ones when the phase was created (the release's ids told the
+    #: answers): its gold, inputs and every message carry only those (``services.competitions.opaque_ids``).
+    opaque_ids: Mapped[bool] = mapped_column(default=False, server_default=false())
 
     task: Mapped[Task] = relationship(back_populates="phases")
     files: Mapped[list[PhaseFile]] = relationship(order_by="PhaseFile.position")

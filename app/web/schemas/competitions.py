@@ -73,6 +73,9 @@ class PhaseOut(BaseModel):
     revealed: bool
     selection: Selection
     max_upload_bytes: int
+    opaque_ids: bool = Field(
+        False, description="the ids are the phase's own, not the release's: take them from its inputs file"
+    )
     files: list[FileOut] = []
     leaderboard_url: str
     submissions_url: str
@@ -96,6 +99,7 @@ class PhaseOut(BaseModel):
             revealed=phase.revealed_at is not None,
             selection=phase.selection,
             max_upload_bytes=upload_limit(phase, limits),
+            opaque_ids=phase.opaque_ids,
             files=FileOut.of_files(session, list(phase.files), f"{url}/files"),
             leaderboard_url=f"{url}/leaderboard",
             submissions_url=f"{url}/submissions",

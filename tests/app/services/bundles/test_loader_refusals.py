@@ -269,3 +269,20 @@ def test_error_names_every_problem_in_its_message(tmp_path: Path) -> None:
         "problems": [{"key": GOLD, "message": "file not found: data/missing.tsv"}],
         "total": 1,
     }
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("yes", "expected true or false, found text ('yes')"),
+        (
+            True,
+            "the ids of svident-detection cannot be replaced; they can for famus-cdae, famus-sv, scier-ere, scier-re",
+        ),
+    ],
+)
+def test_opaque_ids_must_be_a_flag_of_a_scorer_whose_ids_can_be_replaced(
+    tmp_path: Path, value: Any, message: str
+) -> None:
+    folder = write_bundle(tmp_path, with_phase(opaque_ids=value))
+    assert problems_of(folder) == [("tasks[0].phases[0].opaque_ids", message)]
