@@ -8,15 +8,43 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export PODIUM_SHARED_DIR ?= $(abspath ../shared)
 
-.PHONY: serve test lint check install bench clean runtimes
+.PHONY: serve serve-full test lint check install install-serve lock bench clean runtimes
 
-$(VENV)/.installed: pyproject.toml
+# Installation per tier, every version pinned by constraints.txt (the image and CI use it too):
+# `make serve` takes what the server and the fast hosted baselines need, no torch, so that it is up
+# quickly on a fresh machine; `make install` (and so `make test`, `make serve-full`) takes everything:
+# the test tools and every hosted baseline, the MiniLM ones with torch.
+PIP := $(PY) -m pip install --quiet --constraint constraints.txt
+
+$(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,baselines]'
+	$(PIP) --upgrade pip
+
+$(VENV)/.installed-serve: pyproject.toml constraints.txt | $(VENV)/bin/python
+	$(PIP) -e '.[baselines-light]'
 	touch $@
 
+$(VENV)/.installed: pyproject.toml constraints.txt | $(VENV)/bin/python
+	$(PIP) -e '.[test,baselines]'
+	touch $@ $(VENV)/.installed-serve
+
 install: $(VENV)/.installed
+install-serve: $(VENV)/.installed-serve
+
+# Pin the newest releases that pyproject.toml admits: a full installation in a scratch environment,
+# frozen into constraints.txt (local version labels such as torch's +cpu dropped, so that a GPU image
+# takes the CUDA build of the same release). Run it deliberately, then run the tests.
+LOCK_VENV := $(VENV)-lock
+lock:
+	rm -rf $(LOCK_VENV)
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LOCK_VENV)/bin/python -m pip install --quiet '.[test,baselines]'
+	{ echo "# Every package of a full installation, pinned (make lock writes this file; pip uses it through"; \
+	  echo "# --constraint in the Makefile, the Dockerfile and so CI). pyproject.toml keeps the ranges."; \
+	  $(LOCK_VENV)/bin/python -m pip freeze --all --exclude podium | sed -E 's/\+[A-Za-z0-9.]+$$//'; \
+	} > constraints.txt
+	rm -rf $(LOCK_VENV)
 
 # Browser tests drive Debian's chromium through Playwright (no browser downloads).
 /usr/bin/chromium:
@@ -50,7 +78,12 @@ runtimes: $(LEGACY_RUNTIME)/.installed
 # The example competitions (on the real releases when ../shared/data is there, else on the small
 # example data) and two demo accounts, then the server; both steps are safe to run again.
 SERVE_DATA := $(if $(wildcard $(PODIUM_SHARED_DIR)/data),--data-dir $(PODIUM_SHARED_DIR)/data)
-serve: $(VENV)/.installed
+serve: $(VENV)/.installed-serve
+	$(VENV)/bin/podium demo $(SERVE_DATA)
+	$(VENV)/bin/podium serve --host $(HOST) --port $(PORT)
+
+# The same with every hosted baseline available (torch and the MiniLM model: about 1.5 GB more).
+serve-full: $(VENV)/.installed
 	$(VENV)/bin/podium demo $(SERVE_DATA)
 	$(VENV)/bin/podium serve --host $(HOST) --port $(PORT)
 
@@ -67,4 +100,4 @@ bench: $(VENV)/.installed
 	$(PY) bench/score_bench.py
 
 clean:
-	rm -rf $(VENV) .runtimes .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(LOCK_VENV) .runtimes .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# End-to-end check of the Dockerfile and compose.yaml: build the image, start the compose stack
+# (PostgreSQL, Redis, migrations, the web tier, two scoring workers) under a project name of its
+# own, wait until every service is healthy, upload a submission to the web tier's published port
+# and wait until a worker has scored it; then restart the workers and check that the stack scores
+# the next upload too. Last, the embedded default in one container (read-only root, its SQLite file
+# and matplotlib's cache in a volume). Everything it started is removed at the end.
+#
+#   docker/check.sh              # the image without extras
+#   GPU=1 docker/check.sh        # also build the GPU worker's image (EXTRAS=baselines, several GB)
+#
+# Base images: python:3.11-slim, postgres:15 and redis:7 are pulled when missing; on a machine that
+# cannot reach a registry, docker/base-images.sh builds local stand-ins from Debian's packages
+# (LOCAL_BASES=1 runs it here when one is missing). Prints the image sizes and the timings at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if docker compose version >/dev/null 2>&1; then
+    compose_cmd=(docker compose)
+elif command -v docker-compose >/dev/null; then
+    compose_cmd=(docker-compose)
+else
+    echo "neither 'docker compose' nor 'docker-compose' is installed" >&2
+    exit 1
+fi
+docker info >/dev/null 2>&1 || { echo "the Docker engine does not answer ('docker info' failed)" >&2; exit 1; }
+
+project="podium-check-$$"
+export COMPOSE_PROJECT_NAME="$project"
+export PODIUM_SECRET_KEY="${PODIUM_SECRET_KEY:-$(python3 -c 'import secrets; print(secrets.token_hex(32))')}"
+export PODIUM_PORT="${PODIUM_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
+compose() { "${compose_cmd[@]}" -f compose.yaml "$@"; }
+say() { printf '[%s] %s\n' "$(date +%T)" "$*"; }
+started=$(date +%s)
+
+# --- base images ------------------------------------------------------------------------------
+missing=()
+for image in python:3.11-slim postgres:15 redis:7; do
+    docker image inspect "$image" >/dev/null 2>&1 || docker pull -q "$image" >/dev/null 2>&1 || missing+=("$image")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ -n "${LOCAL_BASES:-}" ]; then
+        say "no registry for ${missing[*]}: building local stand-ins (docker/base-images.sh)"
+        docker/base-images.sh
+    else
+        echo "missing base images and no registry: ${missing[*]}; run docker/base-images.sh (or LOCAL_BASES=1 $0)" >&2
+        exit 1
+    fi
+fi
+
+# --- images -----------------------------------------------------------------------------------
+# The host's network for the build: it runs apt-get and pip, and works also where the engine has
+# no NAT for its bridge.
+say "docker build -t podium ."
+t0=$(date +%s)
+docker build --network host -t podium . >/tmp/"$project"-build.log 2>&1 || { tail -40 /tmp/"$project"-build.log; exit 1; }
+build_s=$(( $(date +%s) - t0 ))
+if [ -n "${GPU:-}" ]; then
+    say "docker build --build-arg EXTRAS=baselines -t podium-gpu ."
+    t0=$(date +%s)
+    docker build --network host --build-arg EXTRAS=baselines -t podium-gpu . >>/tmp/"$project"-build.log 2>&1 \
+        || { tail -40 /tmp/"$project"-build.log; exit 1; }
+    gpu_build_s=$(( $(date +%s) - t0 ))
+fi
+rm -f /tmp/"$project"-build.log
+
+# --- the stack --------------------------------------------------------------------------------
+cleanup() {
+    status=$?
+    if [ $status -ne 0 ]; then
+        compose ps || true
+        compose logs --tail 60 || true
+    fi
+    compose down --volumes --remove-orphans >/dev/null 2>&1 || true
+    exit $status
+}
+trap cleanup EXIT
+
+say "compose up (project $project, web tier on 127.0.0.1:$PODIUM_PORT)"
+t0=$(date +%s)
+compose up -d --no-build --scale worker=2 >/dev/null
+
+health() { docker inspect --format '{{if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}}' "$1"; }
+wait_healthy() {  # SERVICE COUNT TIMEOUT: COUNT containers of SERVICE healthy within TIMEOUT seconds
+    local deadline=$(( $(date +%s) + $3 )) ids
+    while :; do
+        mapfile -t ids < <(compose ps -q "$1")
+        local healthy=0
+        for id in "${ids[@]}"; do [ "$(health "$id")" = healthy ] && healthy=$((healthy + 1)); done
+        [ "$healthy" -ge "$2" ] && return 0
+        [ "$(date +%s)" -gt "$deadline" ] && { echo "$1: $healthy of $2 healthy after $3 s" >&2; return 1; }
+        sleep 2
+    done
+}
+wait_healthy web 1 240
+wait_healthy worker 2 240
+migrate_id=$(compose ps -q migrate)
+[ "$(docker inspect --format '{{.State.ExitCode}}' "$migrate_id")" = 0 ] || { echo "the migration step failed" >&2; exit 1; }
+up_s=$(( $(date +%s) - t0 ))
+say "healthy: web, 2 workers (migrations done) after ${up_s} s"
+
+# The web tier runs as uid 10001 on a read-only root; its health check is /healthz, a worker's a ping.
+web_id=$(compose ps -q web)
+[ "$(docker exec "$web_id" id -u)" = 10001 ] || { echo "the web tier does not run as uid 10001" >&2; exit 1; }
+[ "$(docker inspect --format '{{.HostConfig.ReadonlyRootfs}}' "$web_id")" = true ] || { echo "root not read-only" >&2; exit 1; }
+
+# --- a submission, scored by a worker ---------------------------------------------------------
+token=$(compose exec -T web podium demo | awk '$1 == "participant" {print $NF}')
+[ -n "$token" ] || { echo "podium demo printed no participant token" >&2; exit 1; }
+submit_and_wait() {  # an SV-Ident detection run of the example data, uploaded and polled until scored
+    PODIUM_URL="http://127.0.0.1:$PODIUM_PORT" TOKEN="$token" python3 - <<'PY'
+import csv, json, os, sys, time, urllib.request, uuid
+base, token = os.environ["PODIUM_URL"], os.environ["TOKEN"]
+rows = csv.DictReader(open("examples/svident/data/test.tsv", encoding="utf-8"), delimiter="\t")
+run = json.dumps({r["uuid"]: r["is_variable"] for r in rows}).encode()
+boundary = uuid.uuid4().hex
+body = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="run.json"\r\n'
+        f"Content-Type: application/json\r\n\r\n").encode() + run + f"\r\n--{boundary}--\r\n".encode()
+auth = {"Authorization": f"Bearer {token}"}
+request = urllib.request.Request(
+    f"{base}/api/v1/competitions/svident/tasks/detection/phases/test/submissions", data=body, method="POST",
+    headers={**auth, "Content-Type": f"multipart/form-data; boundary={boundary}"})
+with urllib.request.urlopen(request, timeout=60) as answer:
+    submission = json.load(answer)
+deadline = time.monotonic() + 120
+while submission["status"] not in ("scored", "failed") and time.monotonic() < deadline:
+    time.sleep(0.5)
+    with urllib.request.urlopen(urllib.request.Request(f"{base}/api/v1/submissions/{submission['id']}", headers=auth)) as answer:
+        submission = json.load(answer)
+print(f"submission {submission['id']}: {submission['status']} {submission.get('metrics')}")
+sys.exit(0 if submission["status"] == "scored" and submission.get("metrics") else 1)
+PY
+}
+t0=$(date +%s)
+submit_and_wait
+first_s=$(( $(date +%s) - t0 ))
+
+say "compose restart worker"
+compose restart worker >/dev/null
+wait_healthy worker 2 240
+submit_and_wait
+
+# --- the embedded default in one container: its volume, read-only root -------------------------
+embedded="$project-embedded"
+say "docker run $embedded (the embedded default, volume $embedded)"
+embedded_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+docker run -d --name "$embedded" -p "127.0.0.1:$embedded_port:8000" -v "$embedded:/srv/podium/var" \
+    --read-only --tmpfs /tmp -e PODIUM_SECRET_KEY podium >/dev/null
+trap 'docker rm -f "$embedded" >/dev/null 2>&1; docker volume rm "$embedded" >/dev/null 2>&1; cleanup' EXIT
+deadline=$(( $(date +%s) + 240 ))
+until [ "$(health "$embedded")" = healthy ]; do
+    [ "$(date +%s)" -gt "$deadline" ] && { docker logs --tail 40 "$embedded"; echo "the embedded container is not healthy" >&2; exit 1; }
+    sleep 2
+done
+docker exec "$embedded" podium demo >/dev/null
+chart=$(python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$embedded_port/c/svident/detection/test/progress.svg', timeout=60).read()[:200].decode())")
+case "$chart" in *"<svg"*|*"<?xml"*) ;; *) echo "no chart from the embedded container: $chart" >&2; exit 1 ;; esac
+docker exec "$embedded" test -s /srv/podium/var/podium.sqlite3
+docker exec "$embedded" test -d /srv/podium/var/matplotlib
+say "embedded: healthy, demo seeded, chart drawn; SQLite file and matplotlib cache in the volume"
+
+web_mb=$(docker image inspect podium --format '{{.Size}}' | awk '{printf "%.0f", $1 / 1e6}')
+say "passed in $(( $(date +%s) - started )) s"
+echo "image podium: ${web_mb} MB; build ${build_s} s; stack healthy after ${up_s} s; first upload scored in ${first_s} s"
+if [ -n "${GPU:-}" ]; then
+    gpu_mb=$(docker image inspect podium-gpu --format '{{.Size}}' | awk '{printf "%.0f", $1 / 1e6}')
+    echo "image podium-gpu: ${gpu_mb} MB; build ${gpu_build_s} s"
+fi
+for image in python:3.11-slim postgres:15 redis:7; do
+    echo "base $image: $(docker image inspect "$image" --format '{{.Size}}' | awk '{printf "%.0f", $1 / 1e6}') MB"
+done
