@@ -15,12 +15,18 @@ The upload path (validation, limits) is measured by ``bench/intake_bench.py``; t
 the queue and the workers. Defaults: an SV-Ident detection run (``svident/val.tsv`` under the
 shared data folder, else the example data), N = 200.
 
-    .venv/bin/python bench/queue_bench.py [-n 200] [--workers 1,2] [--write]
+With ``--probe`` each worker loads ``bench/queue_probe.py``, and a second table shows per task the
+SQL statements, pool checkouts, commits and time in the database, the task's own time, and the gap
+between one task's end and the next one's start in the same process: where a second worker waits.
+
+    .venv/bin/python bench/queue_bench.py [-n 200] [--workers 1,2] [--probe] [--write]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
 import math
 import os
 import secrets
@@ -33,9 +39,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import redis
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 ROOT = Path(__file__).resolve().parent.parent
 if __package__ in (None, ""):  # run as a script
@@ -105,7 +112,7 @@ def podium_command() -> list[str]:
 
 
 @contextmanager
-def workers(count: int, env: dict[str, str], logs: Path) -> Iterator[None]:
+def workers(count: int, env: dict[str, str], logs: Path) -> Iterator[list[int]]:
     """``count`` worker processes, ready, stopped afterwards."""
     started = []
     for n in range(count):
@@ -120,7 +127,7 @@ def workers(count: int, env: dict[str, str], logs: Path) -> Iterator[None]:
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"a worker did not start:\n{path.read_text(errors='replace')[-3000:]}")
                 time.sleep(0.1)
-        yield
+        yield [process.pid for process, _, _ in started]
     finally:
         for process, _, _ in started:
             process.terminate()
@@ -182,7 +189,9 @@ def wait_scored(db: Database, ids: list[int], timeout: float) -> list[tuple[date
         time.sleep(0.2)
 
 
-def run(count: int, n: int, postgres: str, broker: str, gold: bytes, logs: Path) -> Run:
+def run(count: int, n: int, postgres: str, broker: str, gold: bytes, logs: Path, probe: Path | None = None) -> Run:
+    """One burst of ``n`` over ``count`` workers; with ``probe``, the workers load bench/queue_probe.py
+    and write their per-task figures under that folder."""
     prefix = f"podium-bench-{secrets.token_hex(4)}-"
     with postgres_database(postgres) as url:
         db = Database(url)
@@ -195,18 +204,158 @@ def run(count: int, n: int, postgres: str, broker: str, gold: bytes, logs: Path)
         queue = CeleryQueue(make_celery(settings), db, settings)
         env = {key: value for key, value in os.environ.items() if not key.startswith("PODIUM_")}
         env.update(PODIUM_DATABASE_URL=url, PODIUM_BROKER_URL=broker, PODIUM_QUEUE_PREFIX=prefix)
+        if probe is not None:
+            probe.mkdir(parents=True, exist_ok=True)
+            env.update(PODIUM_PLUGINS="bench.queue_probe", PODIUM_PROBE_DIR=str(probe))
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
         data = submission_for(gold)
         try:
-            with workers(count, env, logs):
+            with workers(count, env, logs) as pids:
                 warm, _ = burst(db, queue, phase_id, data, WARM_UP * count)
                 wait_scored(db, warm, 120)
+                groups = cpu_groups(db, broker, pids)
+                before = cpu_seconds(groups)
                 ids, committed_at = burst(db, queue, phase_id, data, n)
                 rows = wait_scored(db, ids, 600)
+                used = {name: cpu_seconds(groups)[name] - seconds for name, seconds in before.items()}
         finally:
             queue.close()
             db.dispose()
             purge(broker, prefix)
-    return summarize(count, committed_at, rows)
+    result = summarize(count, committed_at, rows)
+    if probe is not None:
+        (probe / "burst.json").write_text(json.dumps({"committed_at": committed_at.timestamp(), "ids": ids}))
+        (probe / "cpu.json").write_text(json.dumps(used))
+    return result
+
+
+#: Processes whose CPU time the benchmark adds up, by group (see ``cpu_groups``).
+CPU_GROUPS = ("worker parents", "worker children", "PostgreSQL backends", "Redis", "this benchmark", "machine")
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+def cpu_groups(db: Database, broker: str, worker_pids: list[int]) -> dict[str, list[int]]:
+    """The processes of each group: the workers and their pool children, the database's backends
+    serving the benchmark's database, the Redis server, this process."""
+    with db.session(read_only=True) as session:
+        backends = list(session.scalars(text("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")))
+    client = redis.Redis.from_url(broker)
+    try:
+        redis_pid = int(client.info("server")["process_id"])
+    finally:
+        client.close()
+    return {
+        "worker parents": worker_pids,
+        "worker children": [child for pid in worker_pids for child in _children(pid)],
+        "PostgreSQL backends": backends,
+        "Redis": [redis_pid],
+        "this benchmark": [os.getpid()],
+    }
+
+
+def cpu_seconds(groups: dict[str, list[int]]) -> dict[str, float]:
+    """CPU seconds (user + system) used so far by each group, and by the whole machine."""
+    tick = os.sysconf("SC_CLK_TCK")
+    totals = {}
+    for name, pids in groups.items():
+        total = 0
+        for pid in pids:
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # gone: a backend closed meanwhile
+                continue
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+        totals[name] = total / tick
+    busy = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    idle = int(busy[3]) + int(busy[4])  # idle, iowait
+    totals["machine"] = (sum(int(v) for v in busy[:8]) - idle) / tick
+    return totals
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Per-task figures of one run's burst, from the workers' probe files (means per task)."""
+
+    workers: int
+    tasks: int
+    statements: float
+    checkouts: float
+    commits: float
+    db_ms: float
+    task_ms: float
+    gap_ms: float
+    busy: float  # share of the burst's seconds the worker processes spent inside tasks
+    kinds: str  # statements per task by their first word
+    cpu_ms: dict[str, float]  # CPU milliseconds per task by process group (and the whole machine)
+
+    @staticmethod
+    def read(workers: int, folder: Path, seconds: float) -> Probe:
+        committed_at = json.loads((folder / "burst.json").read_text())["committed_at"]
+        by_pid: dict[int, list[dict[str, Any]]] = {}
+        for path in folder.glob("*.jsonl"):
+            for line in path.read_text().splitlines():
+                task = json.loads(line)
+                if task["start"] >= committed_at:  # the burst's tasks, not the warm-up's
+                    by_pid.setdefault(task["pid"], []).append(task)
+        tasks = [task for found in by_pid.values() for task in found]
+        gaps = []
+        for found in by_pid.values():
+            found.sort(key=lambda task: task["start"])
+            gaps += [b["start"] - a["end"] for a, b in itertools.pairwise(found)]
+        n = len(tasks) or 1
+        kinds: dict[str, int] = {}
+        for task in tasks:
+            for kind, count in task["by_kind"].items():
+                kinds[kind] = kinds.get(kind, 0) + count
+        used = json.loads((folder / "cpu.json").read_text())
+        return Probe(
+            cpu_ms={name: 1000 * used[name] / n for name in CPU_GROUPS},
+            workers=workers,
+            tasks=len(tasks),
+            statements=sum(t["statements"] for t in tasks) / n,
+            checkouts=sum(t["checkouts"] for t in tasks) / n,
+            commits=sum(t["commits"] for t in tasks) / n,
+            db_ms=1000 * sum(t["db_s"] for t in tasks) / n,
+            task_ms=1000 * sum(t["end"] - t["start"] for t in tasks) / n,
+            gap_ms=1000 * sum(gaps) / (len(gaps) or 1),
+            busy=sum(t["end"] - t["start"] for t in tasks) / (workers * seconds) if seconds > 0 else float("nan"),
+            kinds=", ".join(f"{kind} {count / n:.1f}" for kind, count in sorted(kinds.items(), key=lambda kv: -kv[1])),
+        )
+
+
+def render_probes(probes: list[Probe]) -> str:
+    lines = [
+        "Per task, means over the burst (bench/queue_probe.py in each worker): SQL statements, pool "
+        "checkouts (each one a ping first), commits, seconds inside the database calls, the task from "
+        "Celery's prerun to postrun, the gap from one task's end to the next one's start in the same "
+        "process, and the share of the burst the workers spent inside tasks.",
+        "",
+        "| scoring workers | tasks | statements | checkouts | commits | in SQL | task | gap between tasks | busy "
+        "| statements by kind |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for p in probes:
+        lines.append(
+            f"| {p.workers} | {p.tasks} | {p.statements:.1f} | {p.checkouts:.1f} | {p.commits:.1f} | {p.db_ms:.1f} ms "
+            f"| {p.task_ms:.1f} ms | {p.gap_ms:.1f} ms | {100 * p.busy:.0f} % | {p.kinds} |"
+        )
+    lines += [
+        "",
+        f"CPU milliseconds per task during the burst, by process ({os.cpu_count()} cores; 'machine' is every "
+        "process of the machine, other work included):",
+        "",
+        "| scoring workers | " + " | ".join(CPU_GROUPS) + " |",
+        "|---:|" + "---:|" * len(CPU_GROUPS),
+    ]
+    for p in probes:
+        lines.append(f"| {p.workers} | " + " | ".join(f"{p.cpu_ms[name]:.1f}" for name in CPU_GROUPS) + " |")
+    return "\n".join(lines)
 
 
 def purge(broker: str, prefix: str) -> None:
@@ -249,12 +398,18 @@ def main() -> None:
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/14", help="the Redis broker")
     parser.add_argument("--gold", type=Path, help="an SV-Ident TSV (default: the shared val.tsv)")
     parser.add_argument("--write", action="store_true", help=f"put the table into {RESULTS.name}")
+    parser.add_argument("--probe", action="store_true", help="also print where each worker's time went")
     args = parser.parse_args()
     gold_path = args.gold or (SHARED_GOLD if SHARED_GOLD.is_file() else EXAMPLE_GOLD)
     gold = gold_path.read_bytes()
+    counts = [int(c) for c in args.workers.split(",")]
     with tempfile.TemporaryDirectory(prefix="podium-queue-bench-") as tmp:
-        runs = [run(int(c), args.n, args.postgres, args.redis, gold, Path(tmp)) for c in args.workers.split(",")]
+        folders = {c: Path(tmp) / f"probe-{c}" if args.probe else None for c in counts}
+        runs = [run(c, args.n, args.postgres, args.redis, gold, Path(tmp), folders[c]) for c in counts]
+        probes = [Probe.read(r.workers, folder, r.seconds) for r in runs if (folder := folders[r.workers])]
     table = render(runs, gold_path.name, len(submission_for(gold)))
+    if probes:
+        table += "\n\n" + render_probes(probes)
     print(table)
     if args.write:
         RESULTS.write_text(replace_section(RESULTS.read_text(encoding="utf-8"), SECTION, table), encoding="utf-8")

@@ -3,9 +3,21 @@ RESULTS.md (nothing here is timed)."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
-from bench.queue_bench import SECTION, Run, nearest_rank, render, replace_section, summarize
+from bench.queue_bench import (
+    CPU_GROUPS,
+    SECTION,
+    Probe,
+    Run,
+    nearest_rank,
+    render,
+    render_probes,
+    replace_section,
+    summarize,
+)
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -45,3 +57,38 @@ def test_only_its_own_section_of_the_results_is_replaced() -> None:
     updated = replace_section(document, SECTION, "new table")
     assert updated == f"# Results\n\n## Intake\n\nkept\n\n{SECTION}\n\nnew table\n\n## Baselines\n\nkept too\n"
     assert replace_section("# Results\n", SECTION, "first") == f"# Results\n\n{SECTION}\n\nfirst\n"
+
+
+def test_the_probe_counts_the_bursts_tasks_and_the_gaps_between_them(tmp_path: Path) -> None:
+    # Process 11 ran a warm-up task (before the burst) and two burst tasks with a 10 ms gap;
+    # process 12 ran one burst task.
+    def task(pid: int, start: float, end: float, statements: int) -> str:
+        return json.dumps(
+            {
+                "pid": pid,
+                "start": start,
+                "end": end,
+                "statements": statements,
+                "db_s": 0.002 * statements,
+                "checkouts": 3,
+                "commits": 2,
+                "by_kind": {"UPDATE": 2, "SELECT": statements - 2},
+            }
+        )
+
+    (tmp_path / "11.jsonl").write_text(
+        "\n".join([task(11, 90.0, 90.5, 99), task(11, 100.0, 100.02, 7), task(11, 100.03, 100.05, 7)]) + "\n"
+    )
+    (tmp_path / "12.jsonl").write_text(task(12, 100.0, 100.04, 4) + "\n")
+    (tmp_path / "burst.json").write_text(json.dumps({"committed_at": 100.0, "ids": [1, 2, 3]}))
+    (tmp_path / "cpu.json").write_text(json.dumps(dict.fromkeys(CPU_GROUPS, 0.03)))
+    probe = Probe.read(2, tmp_path, seconds=0.05)
+    assert (probe.tasks, probe.statements, probe.checkouts, probe.commits) == (3, 6.0, 3.0, 2.0)
+    assert round(probe.db_ms, 6) == 12.0 and round(probe.task_ms, 6) == round(80 / 3, 6)
+    assert round(probe.gap_ms, 6) == 10.0  # only between tasks of one process
+    assert round(probe.busy, 6) == 0.8  # 80 ms inside tasks of 2 x 50 ms
+    assert probe.kinds == "SELECT 4.0, UPDATE 2.0"
+    assert probe.cpu_ms["worker children"] == 10.0
+    assert "| 2 | 3 | 6.0 | 3.0 | 2.0 | 12.0 ms | 26.7 ms | 10.0 ms | 80 % | SELECT 4.0, UPDATE 2.0 |" in render_probes(
+        [probe]
+    )
