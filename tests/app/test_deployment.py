@@ -178,7 +178,7 @@ from app.main import create_app
 from scorers import get_scorer
 from app.storage.db import Database
 from app.storage.migrate import upgrade
-import app.worker.run, app.worker.jobs
+import app.worker.run, app.worker.celery_app, app.services.jobs.registry
 settings = Settings(database_url='sqlite:///{tmp_path / "db.sqlite3"}', workers=0)
 upgrade(Database(settings.database_url).engine)
 with TestClient(create_app(settings)) as client:
