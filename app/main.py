@@ -70,12 +70,14 @@ def _start_embedded(state: AppState) -> Callable[[], None]:
 
 def _start_distributed(state: AppState) -> Callable[[], None]:
     """Jobs go to Celery; this process only sweeps. Nothing connects to the broker until a send."""
+    from app.worker.broker_marker import Marker
     from app.worker.celery_app import make_celery
     from app.worker.celery_queue import CeleryQueue
     from app.worker.sweeper import Sweeper
 
-    queue = CeleryQueue(make_celery(state.settings), state.db, state.settings)
-    sweeper = Sweeper(state.db, queue.send, state.settings)
+    celery = make_celery(state.settings)
+    queue = CeleryQueue(celery, state.db, state.settings)
+    sweeper = Sweeper(state.db, queue.send, state.settings, marker=Marker(celery, state.settings))
     state.queue = state.broker = queue
     sweeper.start()
 

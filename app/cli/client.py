@@ -39,11 +39,19 @@ def phase_url(server: str, ref: tuple[str, str, str]) -> str:
     return f"{server.rstrip('/')}/api/v1/competitions/{competition}/tasks/{task}/phases/{phase}"
 
 
-def api_request(method: str, url: str, **kwargs: Any) -> Any:
+def api_request(method: str, url: str, *, attempts: int = 1, **kwargs: Any) -> Any:
+    """One request; with ``attempts`` > 1 tried again after connection errors, timeouts and
+    502/503/504, each retry told on stderr (``app.cli.retrying``)."""
     import httpx
 
+    from app.cli import retrying
+
+    def say(line: str) -> None:
+        typer.echo(line, err=True)
+
+    timeout = kwargs.pop("timeout", 120)
     try:
-        return httpx.request(method, url, timeout=kwargs.pop("timeout", 120), **kwargs)
+        return retrying.request(method, url, attempts=attempts, say=say, timeout=timeout, **kwargs)
     except httpx.HTTPError as exc:
         fail(f"cannot reach the server at {url}: {exc}")
 
@@ -80,15 +88,30 @@ def submit_command(
     wait: Annotated[bool, typer.Option("--wait", help="Wait until the file is scored (or failed).")] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds --wait waits at most.")] = 600,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+    key: Annotated[
+        str | None,
+        typer.Option(
+            "--key",
+            help="Idempotency-Key of this upload (default: a new one); the same key again within a day "
+            "returns the same submission.",
+        ),
+    ] = None,
+    retries: Annotated[
+        int, typer.Option("--retries", min=0, help="Tries again after connection errors and 502/503/504.")
+    ] = 5,
 ) -> None:
-    """Upload a prediction file to a running server; a refused file exits with code 2 and its reasons."""
+    """Upload a prediction file to a running server; a refused file exits with code 2 and its reasons.
+    The upload carries an Idempotency-Key, so a retry after a lost answer never stores it twice."""
+    from app.cli.retrying import new_key
+
     ref = phase_ref(task)
     data = read_file(file, "submission")
     headers = {"Authorization": f"Bearer {token}"}
     response = api_request(
         "POST",
         f"{phase_url(server, ref)}/submissions",
-        headers=headers,
+        attempts=retries + 1,
+        headers={**headers, "Idempotency-Key": key or new_key()},
         files={"file": (file.name, data)},
         data={"method_name": method, "method_description": description},
     )
@@ -100,7 +123,9 @@ def submit_command(
         if time.monotonic() > deadline:
             fail(f"submission {body['id']} is still {body['status']} after {timeout:g} s")
         time.sleep(0.3)
-        polled = api_request("GET", f"{server.rstrip('/')}/api/v1/submissions/{body['id']}", headers=headers)
+        polled = api_request(
+            "GET", f"{server.rstrip('/')}/api/v1/submissions/{body['id']}", attempts=retries + 1, headers=headers
+        )
         if polled.status_code != 200:
             fail_refused(polled, as_json)
         body = polled.json()

@@ -8,7 +8,7 @@ asks it: every web process reports the same numbers (take ``max`` over instances
 and a restart loses nothing. Each query is cheap: a ``COUNT ... GROUP BY`` on an indexed column,
 and the newest scores read through the primary key.
 
-Metrics (all gauges):
+Metrics (gauges, and three counters that the sweepers keep in the database):
 
 - ``podium_up_database`` 1 when the database answered this scrape;
 - ``podium_submissions{status}`` submissions by status;
@@ -18,7 +18,11 @@ Metrics (all gauges):
 - ``podium_upload_to_score_seconds{quantile}`` over the last ``SAMPLE`` submissions scored, with
   ``podium_upload_to_score_sample_size``;
 - ``podium_scoring_seconds{scorer}`` the mean time one scoring took lately, and
-  ``podium_scoring_workers`` the workers that scored lately (``app.services.jobs.queue_stats``).
+  ``podium_scoring_workers`` the workers that scored lately (``app.services.jobs.queue_stats``);
+- ``podium_jobs_resumed_total{kind}`` jobs sent again because their worker died,
+  ``podium_jobs_resent_total{kind}`` jobs sent again because their message never left or was lost,
+  and ``podium_broker_loss_detections_total``, times the broker was found without its marker
+  (``app.services.jobs.counters``).
 """
 
 from __future__ import annotations
@@ -27,10 +31,11 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from app.services.jobs import queue_stats
+from app.services.jobs import counters, queue_stats
+from app.services.jobs.registry import KINDS
 from app.storage.models import SubmissionStatus
 from app.storage.types import utcnow
 from app.web.state import AppState
@@ -65,6 +70,7 @@ class PodiumCollector(Collector):
                 read["queued"] = queue_stats.queued_by_queue(session)
                 read["latency"] = sorted(queue_stats.upload_to_score_seconds(session, sample=SAMPLE))
                 read["pace"] = queue_stats.recent_pace(session, utcnow())
+                read["counters"] = counters.totals(session)
 
         database_up = self.probe(from_database, READ_SECONDS) is None
         yield GaugeMetricFamily(
@@ -103,6 +109,22 @@ class PodiumCollector(Collector):
         yield seconds
         yield GaugeMetricFamily(
             "podium_scoring_workers", "Workers that scored lately or hold a job", value=pace.workers
+        )
+        yield from self._counters(read["counters"])
+
+    def _counters(self, totals: dict[tuple[str, str], int]) -> Iterator[Metric]:
+        for name, text in (
+            (counters.RESUMED, "Jobs sent again because their worker died (lease expired)"),
+            (counters.RESENT, "Jobs sent again because their message never left or was lost with the broker"),
+        ):
+            family = CounterMetricFamily(f"podium_jobs_{name}", text, labels=["kind"])
+            for kind in KINDS:
+                family.add_metric([kind.name], totals.get((name, kind.name), 0))
+            yield family
+        yield CounterMetricFamily(
+            "podium_broker_loss_detections",
+            "Times a sweeper found the broker without its marker (it had lost its messages)",
+            value=totals.get((counters.BROKER_LOSSES, ""), 0),
         )
 
     def _broker_metrics(self) -> Iterator[Metric]:

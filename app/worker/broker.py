@@ -8,12 +8,18 @@ dropped while its job runs:
 - late acknowledgement and a prefetch of one: a message is acknowledged only when its job ended,
   and a worker holds no more messages than it runs, so a worker that dies returns them;
 - a job whose worker process was killed is rejected back to the queue, not acknowledged;
-- JSON only, no result backend (a job's outcome is on its row).
+- JSON only, no result backend (a job's outcome is on its row);
+- a job sent again by a sweeper (resumed after its worker died, or lost with the broker) goes ahead
+  of fresh ones: it has waited longer already. RabbitMQ's queues take priorities
+  (``x-max-priority``; a queue declared before without them has to be deleted once, see the
+  README); kombu's Redis transport keeps a list per priority and takes the lower numbers first.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from kombu import Exchange, Queue
 
 from app.config import Settings
 from app.services.jobs.kinds import QUEUES
@@ -27,10 +33,34 @@ def queue_name(settings: Settings, queue: str) -> str:
     return f"{settings.queue_prefix}{queue}"
 
 
+#: The highest priority a RabbitMQ queue of Podium's takes.
+MAX_PRIORITY = 9
+
+
+def is_redis(settings: Settings) -> bool:
+    return settings.broker_url.startswith(("redis://", "rediss://", "unix://"))
+
+
+def priority(settings: Settings, *, again: bool) -> int:
+    """The priority of a message: a job sent again before fresh ones, on either broker."""
+    if is_redis(settings):  # kombu's Redis transport takes its lists in ascending order
+        return 0 if again else MAX_PRIORITY
+    return MAX_PRIORITY if again else 0
+
+
+def declared_queues(settings: Settings) -> list[Queue]:
+    """Podium's queues as the broker declares them: on RabbitMQ with priorities."""
+    arguments = None if is_redis(settings) else {"x-max-priority": MAX_PRIORITY}
+    return [
+        Queue(name, Exchange(name, type="direct"), routing_key=name, queue_arguments=arguments)
+        for name in (queue_name(settings, queue) for queue in QUEUES)
+    ]
+
+
 def celery_config(settings: Settings) -> dict[str, Any]:
     """Celery's settings for Podium's broker (see the module's docstring for why each is set)."""
     timeout = settings.broker_timeout_seconds
-    if settings.broker_url.startswith(("redis://", "rediss://", "unix://")):
+    if is_redis(settings):
         # Without a socket timeout a publish to a broker that vanished without closing the
         # connection (failover, NAT timeout) would wait forever.
         transport: dict[str, Any] = {"socket_connect_timeout": timeout, "socket_timeout": max(5.0, 2 * timeout)}
@@ -52,6 +82,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "worker_prefetch_multiplier": 1,
         # Each queue is a direct exchange and a queue of the same name (Celery's default), made by the
         # first send or worker that needs it.
+        "task_queues": declared_queues(settings),
         "task_default_queue": queue_name(settings, QUEUES[0]),
         # A send from a web request tries twice, briefly; a job not sent waits for the sweeper.
         "task_publish_retry_policy": {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5},

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import threading
 from functools import lru_cache
 from typing import Any
@@ -44,7 +45,10 @@ class ProcessContext:
             if self._ctx is None or self._pid != os.getpid():
                 db = Database(self.settings.database_url)
                 queue = CeleryQueue(self.celery, db, self.settings)
-                self._ctx = JobContext(db, self.settings, GoldCache(self.settings.gold_cache_size), queue=queue)
+                # A prefork pool child: its parent is the worker process that ``podium worker`` started.
+                name = f"{socket.gethostname()}:{os.getppid()}/{os.getpid()}"
+                gold = GoldCache(self.settings.gold_cache_size)
+                self._ctx = JobContext(db, self.settings, gold, queue=queue, name=name, pool_child=True)
                 self._pid = os.getpid()
             return self._ctx
 

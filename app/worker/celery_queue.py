@@ -1,11 +1,11 @@
 """``CeleryQueue``: the ``JobQueue`` of the distributed mode, and the web tier's view of the broker.
 
 A job is sent after its transaction committed (``app.services.jobs.enqueue``). Its row's
-``enqueued_at`` is stamped in that same transaction, so the row itself says a message is out and
-no sweeper sends it too, at no extra transaction; if the broker then refuses the message the stamp is
-cleared, and the sweeper sends the job as soon as the broker is back. (Stamping after a successful
-send would cost a second transaction per upload; the price of stamping first is that a process
-dying between its commit and its send delays that job by ``requeue_after_seconds``.)
+``enqueued_at`` is stamped in that same transaction, so the row itself says a message is on its way
+and no sweeper sends it too. After the sends of one commit, one short transaction confirms those the
+broker took (``sent_at``) and clears the stamps of those it refused, which a sweeper sends as soon
+as the broker is back. A process that dies between its commit and its sends leaves stamps that are
+never confirmed, and a sweeper sends those jobs ``dispatch.SEND_GRACE`` later.
 
 A send never raises and never waits long: while the broker is down an upload is still accepted
 and stored ``queued``. After a failed send, requests do not try the broker again for
@@ -25,13 +25,16 @@ from app.config import Settings
 from app.services.jobs import dispatch
 from app.services.jobs.kinds import QUEUES, JobKind
 from app.storage.db import Database
-from app.worker.broker import TASK_NAME, queue_name
+from app.worker.broker import TASK_NAME, priority, queue_name
 
 log = logging.getLogger(__name__)
 
 
 class CeleryQueue:
     """Sends jobs to their Celery queue; also answers the web tier's questions about the broker."""
+
+    #: A send can fail after the commit: each one is confirmed in the database.
+    confirms_sends = True
 
     def __init__(self, celery: Celery, db: Database, settings: Settings) -> None:
         self.celery = celery
@@ -43,26 +46,44 @@ class CeleryQueue:
     # -- JobQueue ----------------------------------------------------------------------------
     def enqueue(self, kind: JobKind, row_id: int) -> None:
         """Send the job now, or leave its row for the sweeper; never raises."""
+        self.enqueue_many([(kind, row_id)])
+
+    def enqueue_many(self, jobs: list[tuple[JobKind, int]]) -> None:
+        """Send the jobs of one commit, then confirm what the broker took and clear the stamps of
+        the rest in one transaction; never raises."""
         with self._lock:
             quiet = time.monotonic() < self._quiet_until
-        if quiet or not self.send(kind, row_id):
-            self._unstamp(kind, row_id)
-
-    def _unstamp(self, kind: JobKind, row_id: int) -> None:
-        """Clear the row's stamp: no message is out, so the next sweep sends it."""
+        sent: dict[JobKind, list[int]] = {}
+        refused: dict[JobKind, list[int]] = {}
+        for kind, row_id in jobs:
+            if not quiet and self.send(kind, row_id):
+                sent.setdefault(kind, []).append(row_id)
+            else:  # after the first refusal the broker is not asked again for a while
+                quiet = True
+                refused.setdefault(kind, []).append(row_id)
         try:
             with self.db.session() as session:
-                dispatch.unmark(session, kind, [row_id], marked_at=None)
+                for kind, ids in sent.items():
+                    dispatch.confirm_sent(session, kind, ids, marked_at=None)
+                for kind, ids in refused.items():
+                    dispatch.unmark(session, kind, ids, marked_at=None)
                 session.commit()
-        except SQLAlchemyError:  # the stamp grows old and the sweeper sends the job after requeue_after
-            log.warning("could not note that %s(%s) was not sent", kind.name, row_id, exc_info=True)
+        except SQLAlchemyError:  # unconfirmed stamps: a sweeper sends these jobs again soon
+            log.warning("could not note which of %d job(s) were sent", len(jobs), exc_info=True)
 
     # -- sending -----------------------------------------------------------------------------
-    def send(self, kind: JobKind, row_id: int) -> bool:
-        """Publish one message; ``False`` (and a log line) if the broker could not take it."""
+    def send(self, kind: JobKind, row_id: int, again: bool = False) -> bool:
+        """Publish one message (``again``: a job a sweeper sends again, ahead of fresh ones);
+        ``False`` (and a log line) if the broker could not take it."""
         queue = queue_name(self.settings, kind.queue)
         try:
-            self.celery.send_task(TASK_NAME, args=[kind.name, row_id], queue=queue, retry=True)
+            self.celery.send_task(
+                TASK_NAME,
+                args=[kind.name, row_id],
+                queue=queue,
+                priority=priority(self.settings, again=again),
+                retry=True,
+            )
         except Exception as exc:  # whatever the broker's client raises: the row stays queued
             log.warning(
                 "the broker did not take %s(%s) (%s: %s); it will be sent again",

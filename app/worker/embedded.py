@@ -29,6 +29,10 @@ Item = tuple[JobKind, int] | None  # None: stop
 class EmbeddedPool:
     """Threads running jobs from in-memory lanes, plus a sweeper."""
 
+    #: A job put in memory cannot be lost while this process lives (and when it dies, the next
+    #: start takes every waiting row): its stamp counts as sent at once.
+    confirms_sends = False
+
     def __init__(self, ctx: JobContext, workers: int, *, sweep_seconds: float | None = None) -> None:
         if workers < 1:
             raise ValueError("the embedded pool needs at least one worker thread")
@@ -53,7 +57,7 @@ class EmbeddedPool:
             self._known.add((kind.name, row_id))
         self._lanes[kind.queue].put((kind, row_id))
 
-    def _send(self, kind: JobKind, row_id: int) -> bool:
+    def _send(self, kind: JobKind, row_id: int, again: bool = False) -> bool:
         self.enqueue(kind, row_id)
         return True
 

@@ -18,6 +18,7 @@ from app.config import Settings
 from app.services.jobs.kinds import GPU, QUEUES
 from app.storage.db import Database
 from app.worker.broker import queue_name
+from app.worker.broker_marker import Marker
 from app.worker.celery_app import make_celery
 from app.worker.celery_queue import CeleryQueue
 from app.worker.sweeper import Sweeper
@@ -47,7 +48,7 @@ def run_worker(settings: Settings, queues: tuple[str, ...], concurrency: int | N
     """Run the worker until it is stopped (SIGTERM: finish the running jobs, then exit)."""
     celery = make_celery(settings)
     db = Database(settings.database_url)
-    sweeper = Sweeper(db, CeleryQueue(celery, db, settings).send, settings)
+    sweeper = Sweeper(db, CeleryQueue(celery, db, settings).send, settings, marker=Marker(celery, settings))
 
     def start_sweeper(**_: Any) -> None:
         sweeper.start()

@@ -2,11 +2,14 @@
 (and in the embedded pool) sends again the jobs whose message may be lost.
 
 Every ``sweep_seconds`` it takes, for each kind of job (``app.services.jobs.registry``), the rows
-``app.services.jobs.dispatch.take_due`` finds (queued and never sent or sent long ago; running with
-an expired lease) and sends them. Several sweepers never send the same row twice, because taking a
-row is a conditional ``UPDATE``. At the first send that is refused, the sweep stops, clears the
-marks of what it did not send, and the next sweep tries again: so after a broker outage everything
-waiting goes out within one interval.
+``app.services.jobs.dispatch.take_due`` finds (queued and never sent, sent but never confirmed, or
+sent long ago; running with an expired lease) and sends them, ahead of fresh jobs, then confirms
+what was sent. In the distributed mode it first compares the broker's marker with the database
+(``app.worker.broker_marker``): a broker that came back without its marker lost its messages, and
+every job queued before then is sent again in the same sweep. Several sweepers never send the same
+row twice, because taking a row is a conditional ``UPDATE``. At the first send that is refused, the
+sweep stops, clears the marks of what it did not send, and the next sweep tries again: so after a
+broker outage everything waiting goes out within one interval.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -25,11 +28,13 @@ from app.services.jobs.registry import KINDS
 from app.services.jobs.retry import describe
 from app.storage.db import Database
 from app.storage.types import utcnow
+from app.worker import broker_marker
 
 log = logging.getLogger(__name__)
 
-#: Sends one job; ``False`` when it could not be sent (the broker did not take it).
-Send = Callable[[JobKind, int], bool]
+#: Sends one job (the last argument: it is sent again, ahead of fresh ones); ``False`` when it could
+#: not be sent (the broker did not take it).
+Send = Callable[[JobKind, int, bool], bool]
 
 
 class Sweeper:
@@ -43,9 +48,11 @@ class Sweeper:
         *,
         kinds: tuple[JobKind, ...] = KINDS,
         every: float | None = None,
+        marker: broker_marker.Marker | None = None,
     ) -> None:
         self.db = db
         self.send = send
+        self.marker = marker
         self.settings = settings
         self.kinds = kinds
         self.every = every if every is not None else settings.sweep_seconds
@@ -58,24 +65,53 @@ class Sweeper:
         now = utcnow()
         if requeue_after is None:
             requeue_after = timedelta(seconds=self.settings.requeue_after_seconds)
+        lost = self._lost(now)
         sent: dict[str, list[int]] = {}
         for kind in self.kinds:
             with self.db.session() as session:
-                taken = dispatch.take_due(session, kind, now=now, requeue_after=requeue_after)
+                taken = lost.get(kind.name, []) + dispatch.take_due(session, kind, now=now, requeue_after=requeue_after)
                 session.commit()
             for n, row_id in enumerate(taken):
-                if not self.send(kind, row_id):
-                    with self.db.session() as session:
-                        dispatch.unmark(session, kind, taken[n:], marked_at=now)
-                        session.commit()
+                if not self.send(kind, row_id, True):
+                    self._settle(kind, taken[:n], taken[n:], now)
+                    if n:
+                        sent[kind.name] = taken[:n]
                     log.warning(
                         "the broker is unreachable: %d %s job(s) wait for the next sweep", len(taken) - n, kind.name
                     )
                     return sent
-                sent.setdefault(kind.name, []).append(row_id)
             if taken:
+                self._settle(kind, taken, [], now)
+                sent[kind.name] = taken
                 log.info("sent %d %s job(s) again: %s", len(taken), kind.name, taken[:20])
         return sent
+
+    def _lost(self, now: datetime) -> dict[str, list[int]]:
+        """The rows taken because the broker lost its messages (none when it did not, or cannot be
+        asked: then the sends find out)."""
+        if self.marker is None:
+            return {}
+        try:
+            with self.db.session() as session:
+                taken = {}
+                if broker_marker.check(session, self.marker):
+                    taken = {kind.name: dispatch.take_lost(session, kind, now=now) for kind in self.kinds}
+                session.commit()
+                return taken
+        except SQLAlchemyError:
+            raise
+        except Exception as exc:  # whatever the broker's client raises
+            log.warning("could not read the broker's marker (%s: %s)", type(exc).__name__, exc)
+            return {}
+
+    def _settle(self, kind: JobKind, sent: list[int], unsent: list[int], now: datetime) -> None:
+        """Confirm the stamps of what was sent, clear those of what was not."""
+        with self.db.session() as session:
+            if sent:
+                dispatch.confirm_sent(session, kind, sent, marked_at=now)
+            if unsent:
+                dispatch.unmark(session, kind, unsent, marked_at=now)
+            session.commit()
 
     def start(self, *, sweep_now: bool = True) -> None:
         """Sweep now (what waited while nothing ran goes out at once; ``sweep_now=False`` when the

@@ -1,5 +1,6 @@
 """A deliberately slow scorer for the tests of crashed and interrupted workers: the labels scorer of
-``labels_scorer``, sleeping ``seconds`` (an option of the task) before it computes."""
+``labels_scorer``, sleeping ``seconds`` (an option of the task) before it computes, and
+``parse_seconds`` before it reads a submission (so an upload is still being checked for a while)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,16 @@ NAME = "test-slow"
 class SlowScorer(LabelScorer):
     name = NAME
     title = "Slow labels (tests only)"
-    options = (*LabelScorer.options, OptionSpec("seconds", 0.0, "sleep this long before computing"))
+    options = (
+        *LabelScorer.options,
+        OptionSpec("seconds", 0.0, "sleep this long before computing"),
+        OptionSpec("parse_seconds", 0.0, "sleep this long before reading a submission (at upload too)"),
+    )
+
+    def parse_submission(self, data: bytes, gold: dict[str, str]) -> dict[str, str]:
+        seconds: Any = self.settings["parse_seconds"]
+        time.sleep(float(seconds))
+        return super().parse_submission(data, gold)
 
     def unit_stats(self, gold: dict[str, str], submission: dict[str, str]) -> dict[str, UnitStats]:
         seconds: Any = self.config["seconds"]

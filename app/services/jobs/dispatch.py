@@ -1,20 +1,26 @@
-"""The database's record of when each job was last sent, and what a sweeper sends again.
+"""The database's record of each job's message, and what a sweeper sends again.
 
 A job's state lives on its row (``Submission`` for ``score_submission``, ``BaselineRun`` for
-``run_baseline``; see ``app.services.jobs.kinds``), never in a broker or in a pool's memory.
-``enqueued_at`` on that row says when a message for it was last handed to a queue; a sender marks
-the row first, then sends, and clears the mark if the send failed. A sweeper (``app.worker.sweeper``,
-the one way jobs are resumed, in every mode) looks for rows whose message may be lost:
+``run_baseline``; see ``app.services.jobs.kinds``), never in a broker or in a pool's memory. Sending
+a message is recorded in two steps: ``enqueued_at`` is stamped before the send (in the very
+transaction that stores the job, for an upload), and ``sent_at`` is set to the same instant once the
+queue took the message (``confirm_sent``; a queue in memory confirms at once). A sweeper
+(``app.worker.sweeper``, the one way jobs are resumed, in every mode) looks for rows whose message
+may be lost:
 
-- ``queued`` and never sent (``enqueued_at`` empty: the broker was down) or sent longer ago than
-  ``requeue_after`` (a broker that lost its messages);
+- ``queued`` and never stamped (the broker was down), stamped but not confirmed after ``SEND_GRACE``
+  (the process died between its commit and its send), or stamped longer ago than ``requeue_after``
+  (the last resort for a message lost without a trace);
 - ``running`` with an expired lease (the worker died) and not sent again since the lease expired.
 
-``take_due`` marks such rows in one conditional ``UPDATE``, so of several sweepers (every worker
-and web process runs one) only one sends each row. A message sent twice anyway (a sweep racing an
-upload's own send) costs nothing: claiming a row is a compare-and-set, so the second job finds
-nothing to do. A queue that lives in memory (the embedded pool) lost all its messages when its
-process stopped, so when it starts it takes every waiting row (``requeue_after`` zero).
+A broker that comes back without its messages is noticed by its marker (``app.worker.broker_marker``)
+and ``take_lost`` then takes every queued row stamped before that instant. ``take_due`` and
+``take_lost`` mark the rows they take in one conditional ``UPDATE``, so of several sweepers (every
+worker and web process runs one) only one sends each row, and they count what they took
+(``counters``). A message sent twice anyway (a sweep racing an upload's own send) costs nothing:
+claiming a row is a compare-and-set, so the second job finds nothing to do. A queue that lives in
+memory (the embedded pool) lost all its messages when its process stopped, so when it starts it
+takes every waiting row (``requeue_after`` zero).
 """
 
 from __future__ import annotations
@@ -26,58 +32,109 @@ from typing import Any
 from sqlalchemy import and_, null, or_, select, true, update
 from sqlalchemy.orm import Session
 
+from app.services.jobs import counters
 from app.services.jobs.kinds import JobKind
 from app.services.jobs.lease import QUEUED, RUNNING, JobRow
 
 #: Most rows one sweep sends for one kind of job, oldest first; the next sweep sends the rest.
 SWEEP_BATCH = 500
+#: A stamp not confirmed this long after it was set belongs to a send that never happened. A send
+#: gives up after a few seconds (``broker_timeout_seconds``, one retry), and a late confirmation only
+#: costs a duplicate message, which claiming turns into a no-op.
+SEND_GRACE = timedelta(seconds=10)
 
 
 def _due(model: JobRow, now: datetime, requeue_after: timedelta) -> Any:
-    stale = now - requeue_after
-    never_or_long_ago = or_(model.enqueued_at.is_(None), model.enqueued_at < stale)
+    unconfirmed = or_(model.sent_at.is_(None), model.sent_at != model.enqueued_at)
+    send_lost = or_(
+        model.enqueued_at.is_(None),
+        model.enqueued_at < now - requeue_after,
+        and_(model.enqueued_at < now - SEND_GRACE, unconfirmed),
+    )
     return or_(
-        and_(model.status == QUEUED, never_or_long_ago),
+        and_(model.status == QUEUED, send_lost),
         and_(
             model.status == RUNNING,
             model.lease_expires_at < now,
-            or_(never_or_long_ago, model.enqueued_at < model.lease_expires_at),
+            or_(send_lost, model.enqueued_at < model.lease_expires_at),
         ),
     )
+
+
+def _take(session: Session, kind: JobKind, condition: Any, *, now: datetime, limit: int) -> list[int]:
+    """Mark the rows that meet ``condition`` (oldest first, at most ``limit``) and count them:
+    ``resumed`` the running ones (their worker died), ``resent`` the queued ones."""
+    model = kind.row
+    candidates = list(
+        session.scalars(select(model.id).where(condition).order_by(model.created_at, model.id).limit(limit))
+    )
+    if not candidates:
+        return []
+    # The condition is checked again by the UPDATE itself: on PostgreSQL a concurrent sweeper's
+    # UPDATE waits for this one's row lock and then re-evaluates it against the new enqueued_at.
+    rows = session.execute(
+        update(model)
+        .where(model.id.in_(candidates), condition)
+        .values(enqueued_at=now)
+        .returning(model.id, model.status)
+        .execution_options(synchronize_session=False)
+    ).all()
+    resumed = sum(status == RUNNING for _, status in rows)
+    counters.bump(session, counters.RESUMED, kind.name, resumed)
+    counters.bump(session, counters.RESENT, kind.name, len(rows) - resumed)
+    return sorted(row_id for row_id, _ in rows)
 
 
 def take_due(
     session: Session, kind: JobKind, *, now: datetime, requeue_after: timedelta, limit: int = SWEEP_BATCH
 ) -> list[int]:
-    """Mark and return the ids of the rows of ``kind`` whose message may be lost (see the module's
-    docstring); the caller sends them and commits. A row another sweeper took meanwhile is left out."""
+    """Mark and return the ids of the rows of ``kind`` whose message may be lost (see the module's docstring),
+    oldest first; the caller sends them and commits. A row another sweeper took meanwhile is left out."""
+    return _take(session, kind, _due(kind.row, now, requeue_after), now=now, limit=limit)
+
+
+def take_lost(session: Session, kind: JobKind, *, now: datetime, limit: int = SWEEP_BATCH) -> list[int]:
+    """After the broker lost its messages: mark and return the ids of the queued rows of ``kind`` stamped before
+    ``now`` (whatever the broker held). Rows beyond ``limit`` are taken by the next sweeps, as
+    their stamps are unconfirmed."""
     model = kind.row
-    due = _due(model, now, requeue_after)
-    candidates = list(session.scalars(select(model.id).where(due).order_by(model.created_at, model.id).limit(limit)))
-    if not candidates:
-        return []
-    # The condition is checked again by the UPDATE itself: on PostgreSQL a concurrent sweeper's
-    # UPDATE waits for this one's row lock and then re-evaluates it against the new enqueued_at.
-    taken = session.scalars(
+    lost = and_(model.status == QUEUED, model.enqueued_at < now)
+    taken = _take(session, kind, lost, now=now, limit=limit)
+    # Beyond the limit: drop the confirmation, so that ``take_due`` takes them after ``SEND_GRACE``.
+    session.execute(
         update(model)
-        .where(model.id.in_(candidates), due)
-        .values(enqueued_at=now)
-        .returning(model.id)
+        .where(lost, model.sent_at.is_not(None))
+        .values(sent_at=null())
         .execution_options(synchronize_session=False)
     )
-    return sorted(taken)
+    return taken
 
 
-def mark_sent(session: Session, jobs: Sequence[tuple[JobKind, int]], *, now: datetime) -> None:
+def mark_sent(session: Session, jobs: Sequence[tuple[JobKind, int]], *, now: datetime, confirmed: bool) -> None:
     """Record that messages for these jobs are being sent now (before sending them): one ``UPDATE``
-    per kind, however many rows (a phase's rescore)."""
+    per kind, however many rows (a phase's rescore). ``confirmed``: the queue cannot fail to take
+    them (it lives in memory), so they count as sent at once."""
     rows: dict[JobRow, list[int]] = {}
     for kind, row_id in jobs:
         rows.setdefault(kind.row, []).append(row_id)
     for model, ids in rows.items():
+        values = {"enqueued_at": now, "sent_at": now if confirmed else null()}
         session.execute(
-            update(model).where(model.id.in_(ids)).values(enqueued_at=now).execution_options(synchronize_session=False)
+            update(model).where(model.id.in_(ids)).values(**values).execution_options(synchronize_session=False)
         )
+
+
+def confirm_sent(session: Session, kind: JobKind, row_ids: Sequence[int], *, marked_at: datetime | None) -> None:
+    """The queue took the messages of these rows: their stamp set at ``marked_at`` (``None``: whatever
+    stamp they have) is confirmed. A row stamped since by another sender keeps that stamp unconfirmed."""
+    model = kind.row
+    same = model.enqueued_at == marked_at if marked_at is not None else true()
+    session.execute(
+        update(model)
+        .where(model.id.in_(row_ids), same)
+        .values(sent_at=model.enqueued_at)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def unmark(session: Session, kind: JobKind, row_ids: list[int], *, marked_at: datetime | None) -> None:

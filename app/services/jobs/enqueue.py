@@ -5,8 +5,11 @@ whoever opened the session put in ``session.info[QUEUE_KEY]`` (the embedded pool
 distributed mode); a rollback drops it. So a worker never looks for a row that was not committed,
 and a refused request leaves no job behind. If no queue is attached, or the process dies between
 commit and enqueue, the row stays ``queued`` in the database and a sweeper finds it. Just before
-the commit, inside the transaction, the rows are stamped as sent (``dispatch.mark_sent``), so that
-no sweeper sends them a second time; a queue that could not send a job clears its stamp.
+the commit, inside the transaction, the rows are stamped as being sent (``dispatch.mark_sent``), so
+that no sweeper sends them a second time; a broker's queue confirms the stamps of what it sent, in
+one transaction per commit (``enqueue_many``), and clears those of what it could not send. A stamp
+left unconfirmed (the process died between its commit and its send) is sent again by a sweeper
+within seconds.
 """
 
 from __future__ import annotations
@@ -34,8 +37,9 @@ def enqueue_after_commit(session: Session, kind: JobKind, row_id: int) -> None:
 @event.listens_for(Session, "before_commit")
 def _stamp_pending(session: Session) -> None:
     pending: Pending = session.info.get(_PENDING, [])
-    if pending and session.info.get(QUEUE_KEY) is not None:
-        dispatch.mark_sent(session, pending, now=utcnow())
+    queue: JobQueue | None = session.info.get(QUEUE_KEY)
+    if pending and queue is not None:
+        dispatch.mark_sent(session, pending, now=utcnow(), confirmed=not queue.confirms_sends)
 
 
 @event.listens_for(Session, "after_commit")
@@ -49,11 +53,15 @@ def _send_pending(session: Session) -> None:
     if queue is None:
         log.info("no job queue on this session; %d job(s) stay queued in the database", len(pending))
         return
-    for kind, row_id in pending:
-        try:
+    many = getattr(queue, "enqueue_many", None)
+    try:
+        if many is not None:  # one confirmation for all of them
+            many(pending)
+            return
+        for kind, row_id in pending:
             queue.enqueue(kind, row_id)
-        except Exception:  # the row stays queued; a sweeper sends it later
-            log.exception("could not enqueue %s(%s)", kind.name, row_id)
+    except Exception:  # the rows stay queued; a sweeper sends them later
+        log.exception("could not enqueue %d job(s)", len(pending))
 
 
 @event.listens_for(Session, "after_rollback")

@@ -44,7 +44,13 @@ QUEUE_KEY = "queue"
 
 
 class JobQueue(Protocol):
-    """Where committed jobs go. ``enqueue`` must be quick and must not raise for a full queue."""
+    """Where committed jobs go. ``enqueue`` must be quick and must not raise for a full queue.
+
+    ``confirms_sends``: a send can fail after the commit (a broker), so the queue confirms each send
+    it made (``dispatch.confirm_sent``) and a stamp left unconfirmed means the send never happened;
+    a queue in memory cannot fail to take a job, and its stamps count as sent at once."""
+
+    confirms_sends: bool
 
     def enqueue(self, kind: JobKind, row_id: int) -> None: ...
 
@@ -57,7 +63,10 @@ class JobContext:
     settings: Settings
     gold_cache: GoldCache
     queue: JobQueue | None = None
+    #: This process as leases name it: ``host:pid``, or for a pool child of a Celery worker
+    #: ``host:workerpid/childpid`` (``pool_child``), so that an operator sees which worker held a job.
     name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    pool_child: bool = False
 
     @property
     def limits(self) -> Limits:
@@ -65,8 +74,9 @@ class JobContext:
 
     @property
     def worker(self) -> str:
-        """This process and thread, as leases record who holds a row."""
-        return f"{self.name}/{threading.current_thread().name}"
+        """Who holds a row, as leases record it: the process (a pool child with its worker) and,
+        where several threads run jobs (the embedded pool), the thread."""
+        return self.name if self.pool_child else f"{self.name}/{threading.current_thread().name}"
 
     def session(self, *, read_only: bool = False) -> Session:
         return self.db.session(read_only=read_only, info={QUEUE_KEY: self.queue})

@@ -7,6 +7,10 @@
 3. Under the team's lock the limit is counted again, the blob and a ``queued`` submission are
    stored, and the scoring job is enqueued for after the commit.
 
+An upload with an ``Idempotency-Key`` that this user sent before (within a day, with the same file to
+the same phase) is answered with the submission the first one made, before step 1 and again under
+the team's lock in step 3 (``app.services.submissions.idempotency``): it is never stored twice.
+
 Step 2 may take seconds on a large file, so the read transaction of step 1 is ended before it (when
 it has only read): no lock is held while parsing, and step 3 starts a fresh, short write transaction.
 """
@@ -27,7 +31,7 @@ from app.services.errors import InvalidInput, PhaseClosed, Unavailable
 from app.services.jobs.enqueue import enqueue_after_commit
 from app.services.scoring.gold import GoldCache, gold_key
 from app.services.scoring.job import SCORE_SUBMISSION
-from app.services.submissions import quota
+from app.services.submissions import idempotency, quota
 from app.services.submissions.limits import (
     MAX_FILE_NAME,
     MAX_METHOD_DESCRIPTION,
@@ -57,6 +61,8 @@ class Upload:
 class Accepted:
     submission: Submission
     quota: quota.QuotaUsage
+    #: The submission an earlier request with the same ``Idempotency-Key`` made.
+    replayed: bool = False
 
 
 @dataclass(frozen=True)
@@ -105,15 +111,28 @@ def submit(
     limits: Limits,
     gold_cache: GoldCache,
     now: datetime | None = None,
+    key: str | None = None,
 ) -> Accepted:
-    """Check, validate and store one upload to the phase at ``ref`` = (competition, task, phase)."""
+    """Check, validate and store one upload to the phase at ``ref`` = (competition, task, phase);
+    with an idempotency ``key`` seen before, the submission it made."""
     now = now or utcnow()
     user = require_user(user)
     _check_text(upload)
+    if key is not None:
+        replay = _replay(session, user.id, key, get_phase(session, *ref), sha256_hex(upload.data), now)
+        if replay is not None:
+            return replay
     plan = _plan(session, user, ref, upload, limits, gold_cache, now)
     end_read_transaction(session)  # no lock or snapshot is held while the file is parsed
     _validate(session, plan, upload, limits, gold_cache)
-    return _record(session, plan, upload, now)
+    return _record(session, plan, upload, now, key)
+
+
+def _replay(session: Session, user_id: int, key: str, phase: Phase, digest: str, now: datetime) -> Accepted | None:
+    found = idempotency.original(session, user_id, key, phase_id=phase.id, sha256=digest, now=now)
+    if found is None:
+        return None
+    return Accepted(found, quota.usage(session, phase, found.team_id, now), replayed=True)
 
 
 def _plan(
@@ -174,14 +193,19 @@ def _validate(session: Session, plan: _Plan, upload: Upload, limits: Limits, gol
         ) from None
 
 
-def _record(session: Session, plan: _Plan, upload: Upload, now: datetime) -> Accepted:
+def _record(session: Session, plan: _Plan, upload: Upload, now: datetime, key: str | None) -> Accepted:
     user = session.get(User, plan.user_id)
     phase = session.get(Phase, plan.phase_id)
     assert user is not None and phase is not None
     team = ensure_team(session, user, plan.competition_id)
     quota.lock_entry(session, phase.id, team.id)
-    quota.check(quota.usage(session, phase, team.id, now), phase.slug)
     digest = sha256_hex(upload.data)
+    # A request with the same key that was being checked meanwhile has committed by now (it held
+    # this lock): its submission is the answer, before any limit is counted.
+    replay = _replay(session, user.id, key, phase, digest, now) if key is not None else None
+    if replay is not None:
+        return replay
+    quota.check(quota.usage(session, phase, team.id, now), phase.slug)
     blob = put_blob(session, upload.data, digest)
     submission = Submission(
         phase_id=phase.id,
@@ -198,5 +222,7 @@ def _record(session: Session, plan: _Plan, upload: Upload, now: datetime) -> Acc
     )
     session.add(submission)
     session.flush()
+    if key is not None:
+        idempotency.remember(session, user.id, key, submission, now=now)
     enqueue_after_commit(session, SCORE_SUBMISSION, submission.id)
     return Accepted(submission, quota.usage(session, phase, team.id, now))

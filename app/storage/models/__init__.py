@@ -23,6 +23,7 @@ from app.storage.models.competitions import (
     TaskFile,
 )
 from app.storage.models.lease import LeasedRow
+from app.storage.models.operations import BrokerMarker, IdempotencyKey, JobCounter
 from app.storage.models.secrets import ServerSecret
 from app.storage.models.submissions import Blob, PhaseEntry, Score, Submission
 
@@ -31,8 +32,11 @@ __all__ = [
     "Base",
     "BaselineRun",
     "Blob",
+    "BrokerMarker",
     "Competition",
     "CompetitionOrganizer",
+    "IdempotencyKey",
+    "JobCounter",
     "JobStatus",
     "LeasedRow",
     "Participant",

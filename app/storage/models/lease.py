@@ -21,8 +21,11 @@ class LeasedRow:
 
     attempts: Mapped[int] = mapped_column(default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    #: When the job was last handed to a queue; a queued row whose message was lost is sent again.
+    #: When a message for the job was last being handed to a queue (stamped before the send).
     enqueued_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    #: ``enqueued_at`` copied once the queue took that message; a row whose stamp was never confirmed
+    #: (the process died between its commit and its send) is sent again within seconds.
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from starlette.status import HTTP_202_ACCEPTED
 
 from app.services.competitions import catalog
 from app.services.errors import InvalidInput
-from app.services.submissions import changes, intake, results
+from app.services.submissions import changes, idempotency, intake, results
 from app.services.submissions.limits import MAX_METHOD_DESCRIPTION, MAX_METHOD_NAME, too_large
 from app.web.deps import CurrentUser, PhaseRef, RowId, SessionDep, StateDep
 from app.web.schemas.common import ErrorOut
@@ -33,7 +33,8 @@ _REFUSALS: dict[int | str, dict[str, Any]] = {
     for code, text in {
         401: "no valid token",
         403: "not allowed to take part",
-        409: "the phase is closed (the answer says when it opens or when it closed)",
+        409: "the phase is closed (the answer says when it opens or when it closed), or the "
+        "`Idempotency-Key` came before with another file or phase (`idempotency_key_reused`)",
         413: "the file is over the phase's size limit",
         422: "the file was refused: `problems` names each mistake (line, key, expected)",
         429: "the team's limit is used up (`resets_at` says when the daily limit resets)",
@@ -49,10 +50,27 @@ _REFUSALS: dict[int | str, dict[str, Any]] = {
     responses=_REFUSALS,
 )
 async def submit(
-    ref: PhaseRef, request: Request, state: StateDep, session: SessionDep, user: CurrentUser
+    ref: PhaseRef,
+    request: Request,
+    response: Response,
+    state: StateDep,
+    session: SessionDep,
+    user: CurrentUser,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            alias="Idempotency-Key",
+            description="Any string of 1 to 255 printable ASCII characters, new for each upload. The same key "
+            "from the same user within 24 hours returns the submission it made (same id, same answer, with "
+            "the header `Idempotent-Replayed: true`) instead of storing the file again; with another file or "
+            "phase it is refused (409).",
+        ),
+    ] = None,
 ) -> SubmissionOut:
     """Upload a prediction file. It is checked against the gold at once; a valid file is stored and
-    queued for scoring (``status`` ``queued``), a bad one is refused with its problems and costs nothing."""
+    queued for scoring (``status`` ``queued``), a bad one is refused with its problems and costs nothing.
+    Send an ``Idempotency-Key`` to make a retry after a lost answer safe."""
+    key = idempotency.checked_key(idempotency_key)
     limit = await run_in_threadpool(upload_limit_for, state, ref)
     form = await read_form(request, file_limit=limit, too_large=lambda size: too_large(limit, size))
     upload = form.upload()
@@ -60,7 +78,9 @@ async def submit(
         raise InvalidInput("no file was sent", [{"where": "file", "message": "attach the prediction file as 'file'"}])
 
     def accept() -> SubmissionOut:
-        accepted = intake.submit(session, user, ref, upload, limits=state.limits, gold_cache=state.gold_cache)
+        accepted = intake.submit(session, user, ref, upload, limits=state.limits, gold_cache=state.gold_cache, key=key)
+        if accepted.replayed:
+            response.headers["Idempotent-Replayed"] = "true"
         return SubmissionOut.of(results.describe_upload(session, accepted.submission), quota=accepted.quota)
 
     return await run_in_threadpool(accept)

@@ -38,9 +38,16 @@ def wait_for(condition: Callable[[], bool], timeout: float, what: str, interval:
         time.sleep(interval)
 
 
+def pids_of(worker: str) -> tuple[int, int]:
+    """The worker process and its pool child in a ``worker`` column of a Celery worker
+    (``host:workerpid/childpid``)."""
+    main, child = worker.rsplit(":", 1)[1].split("/")
+    return int(main), int(child)
+
+
 def pid_of(worker: str) -> int:
-    """The process id in a submission's ``worker`` column (``host:pid/thread``)."""
-    return int(worker.rsplit("/", 1)[0].rsplit(":", 1)[1])
+    """The worker process in a ``worker`` column of a Celery worker."""
+    return pids_of(worker)[0]
 
 
 def podium_env(settings: Mapping[str, str]) -> dict[str, str]:
@@ -152,16 +159,65 @@ class RedisServer:
         self.process = None
 
 
+class ServeProcess:
+    """``podium serve --host 127.0.0.1 --port PORT --no-migrate`` (compose's web command) as a real
+    process, its output in a log file."""
+
+    def __init__(self, env: Mapping[str, str], log: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        self._out = log.open("wb")
+        self.process = subprocess.Popen(
+            [PODIUM, "serve", "--host", "127.0.0.1", "--port", str(self.port), "--no-migrate"],
+            cwd=ROOT,
+            env=dict(env),
+            stdout=self._out,
+            stderr=subprocess.STDOUT,
+        )
+
+    def output(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+    def wait_ready(self, timeout: float = 90) -> ServeProcess:
+        def up() -> bool:
+            if self.process.poll() is not None:
+                raise AssertionError(f"podium serve exited with {self.process.returncode}:\n{self.output()[-4000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as connection:
+                    connection.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
+                    return b" 200 " in connection.recv(64)
+            except OSError:
+                return False
+
+        wait_for(up, timeout, "podium serve to answer /healthz", interval=0.2)
+        return self
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(30)
+        self._out.close()
+
+
 class TcpProxy:
     """A TCP relay from a local port to ``target``; ``cut()`` drops every connection and refuses new
-    ones (the database is unreachable), ``restore()`` listens again on the same port.
+    ones (the database is unreachable), ``restore()`` listens again on the same port. With
+    ``lose_answers=N`` the first N answers never arrive: when the target first answers on one of the
+    first N connections, both ends of that connection are closed instead (the request was handled,
+    the client never hears how).
 
     Written by hand because it is a few threads copying bytes; what matters is that the client sees a
     real refused or broken connection, as it would when the database's machine goes away.
     """
 
-    def __init__(self, target: tuple[str, int]) -> None:
+    def __init__(self, target: tuple[str, int], *, lose_answers: int = 0) -> None:
         self.target = target
+        self.lose_answers = lose_answers
         self.port = free_port()
         self._lock = threading.Lock()
         self._sockets: set[socket.socket] = set()
@@ -207,12 +263,16 @@ class TcpProxy:
                     _close(upstream)
                     return
                 self._sockets.update((client, upstream))
-            for source, sink in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(source, sink), name="proxy-pump", daemon=True).start()
+                lose = self.lose_answers > 0
+                self.lose_answers -= int(lose)
+            threading.Thread(target=self._pump, args=(client, upstream), name="proxy-pump", daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, lose), name="proxy-pump", daemon=True).start()
 
-    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+    def _pump(self, source: socket.socket, sink: socket.socket, lose: bool = False) -> None:
         try:
             while data := source.recv(65536):
+                if lose:  # the answer is lost: close both ends (finally) without passing it on
+                    break
                 sink.sendall(data)
         except OSError:
             pass

@@ -28,7 +28,7 @@ from app.services.accounts import users
 from app.storage.db import Database
 from scorers import register, scorer_names, unregister
 from tests.app.builders import make_competition, make_user
-from tests.app.distributed.cluster import WorkerProcess, podium_env
+from tests.app.distributed.cluster import RedisServer, WorkerProcess, podium_env
 from tests.app.slow_scorer import NAME as SLOW
 from tests.app.slow_scorer import SlowScorer
 
@@ -77,6 +77,16 @@ def amqp_url() -> str:
     if not url or not _reachable_amqp(url):
         pytest.skip(f"no RabbitMQ to test against: set PODIUM_TEST_AMQP_URL (now {url or 'unset'!r})")
     return url
+
+
+@pytest.fixture
+def private_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A ``redis-server`` of the test's own on a free port, without persistence: a test may stop and
+    start it (losing its messages); the machine's shared Redis is never touched."""
+    server = RedisServer(tmp_path)
+    server.start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture
@@ -144,7 +154,14 @@ class Cluster:
         return process
 
 
-def make_cluster(db: Database, broker_url: str, prefix: str, tmp: Path, **settings: str) -> Iterator[Cluster]:
+#: The settings that say how soon lost or never-sent jobs are sent again; ``requeue_defaults=True``
+#: leaves them at Podium's defaults (what the recovery tests promise holds with).
+REQUEUE_SETTINGS = ("PODIUM_SWEEP_SECONDS", "PODIUM_REQUEUE_AFTER_SECONDS")
+
+
+def make_cluster(
+    db: Database, broker_url: str, prefix: str, tmp: Path, *, requeue_defaults: bool = False, **settings: str
+) -> Iterator[Cluster]:
     base = {
         "PODIUM_DATABASE_URL": db.url,
         "PODIUM_BROKER_URL": broker_url,
@@ -158,6 +175,9 @@ def make_cluster(db: Database, broker_url: str, prefix: str, tmp: Path, **settin
         "PODIUM_TRANSIENT_RETRIES": "15",
     }
     base.update({f"PODIUM_{key.upper()}": value for key, value in settings.items()})
+    if requeue_defaults:
+        for name in REQUEUE_SETTINGS:
+            base.pop(name)
     cluster = Cluster(db, broker_url, prefix, tmp, base, [])
     try:
         yield cluster

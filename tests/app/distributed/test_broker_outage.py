@@ -23,14 +23,6 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def private_redis(tmp_path: Path) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path)
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def private_cluster(pg: Database, private_redis: RedisServer, prefix: str, tmp_path: Path) -> Iterator[Cluster]:
     # A message sent more than 3 s ago for a row still queued counts as lost.
     yield from make_cluster(pg, private_redis.url, prefix, tmp_path, requeue_after_seconds="3")

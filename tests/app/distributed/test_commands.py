@@ -116,7 +116,7 @@ def test_the_compose_commands_serve_score_and_report(
     run_url = f"{served}/api/v1/baseline-runs/{run.json()['id']}"
     wait_for(lambda: httpx.get(run_url, headers=olga).json()["status"] == "succeeded", 60, "the baseline run")
     done = httpx.get(run_url, headers=olga).json()
-    assert gpu.owns(pid_of(done["worker"]))
+    assert pid_of(done["worker"]) == gpu.pid
     baseline = f"{served}/api/v1/submissions/{done['submission_id']}"
     wait_for(lambda: httpx.get(baseline, headers=olga).json()["status"] == "scored", 60, "its submission's score")
     assert httpx.get(baseline, headers=olga).json()["metrics"] == {"accuracy": 1.0}  # training labels = gold

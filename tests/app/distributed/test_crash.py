@@ -16,7 +16,7 @@ from app.storage.db import Database
 from app.storage.models import Phase, Score, Submission
 from app.storage.types import utcnow
 from tests.app.builders import HALF, as_bytes, phase_spec
-from tests.app.distributed.cluster import pid_of, wait_for
+from tests.app.distributed.cluster import pids_of, wait_for
 from tests.app.distributed.conftest import PHASE, Cluster, make_cluster, setup_competition
 from tests.app.slow_scorer import NAME as SLOW
 from tests.app.slow_scorer import SlowScorer
@@ -53,14 +53,16 @@ def test_a_submission_whose_worker_was_killed_is_scored_once_by_another(
 
     wait_for(lambda: row(pg, submission_id).status == "running", 60, "the first worker to claim the submission")
     claimed = row(pg, submission_id)
-    assert claimed.worker is not None and first.owns(pid_of(claimed.worker))
+    assert claimed.worker is not None
+    main, child = pids_of(claimed.worker)  # host:workerpid/childpid: the worker and its pool child
+    assert main == first.pid and child != main and first.owns(child)
     first.kill()  # mid-job: the scorer is asleep, nothing was acknowledged
 
     second = cluster.worker("--queues", "scoring", "--concurrency", "1").wait_ready()
     wait_for(lambda: row(pg, submission_id).status == "scored", 90, "the second worker to score the submission")
 
     done = row(pg, submission_id)
-    assert done.worker is not None and second.owns(pid_of(done.worker))
+    assert done.worker is not None and pids_of(done.worker)[0] == second.pid
     assert (done.attempts, done.quota_refunded, done.participant_message) == (2, False, "")
     with pg.session(read_only=True) as session:
         scores = list(session.scalars(select(Score).where(Score.submission_id == submission_id)))
@@ -69,3 +71,40 @@ def test_a_submission_whose_worker_was_killed_is_scored_once_by_another(
         usage = quota.usage(session, phase, done.team_id, utcnow())
     assert [(s.round, s.metrics) for s in scores] == [(1, {"accuracy": 0.5})]  # 2 of 4 labels right, once
     assert (usage.total_used, usage.total_left) == (1, 1)  # counted once, not refunded, not twice
+
+
+@pytest.fixture(params=["redis", "rabbitmq"])
+def short_lease_any(request: pytest.FixtureRequest, pg: Database, prefix: str, tmp_path: Path) -> Iterator[Cluster]:
+    """A short-lease cluster on Redis, then on RabbitMQ."""
+    broker = request.getfixturevalue("redis_url" if request.param == "redis" else "amqp_url")
+    yield from make_cluster(pg, broker, prefix, tmp_path, lease_seconds="3")
+
+
+@pytest.mark.timeout(300)
+def test_a_resumed_job_goes_ahead_of_fresh_ones(
+    pg: Database, short_lease_any: Cluster, slow: type[SlowScorer], web: Callable[[Settings], TestClient]
+) -> None:
+    cluster = short_lease_any
+    ada = setup_competition(pg, scorer=SLOW, scorer_options={"seconds": 1})
+    first = cluster.worker("--queues", "scoring", "--concurrency", "1").wait_ready()
+    client = web(cluster.app_settings())
+    files = {"file": ("run.json", as_bytes(HALF), "application/json")}
+
+    def upload() -> int:
+        answer = client.post(f"{PHASE}/submissions", headers=ada, files=files)
+        assert answer.status_code == 202, answer.text
+        return int(answer.json()["id"])
+
+    interrupted = upload()
+    wait_for(lambda: row(pg, interrupted).status == "running", 60, "the first worker to claim the submission")
+    first.kill()
+    fresh = [upload() for _ in range(5)]  # queued behind it, while nobody works
+    cluster.worker("--queues", "scoring", "--concurrency", "1").wait_ready()
+    everything = [interrupted, *fresh]
+    wait_for(lambda: {row(pg, i).status for i in everything} == {"scored"}, 120, "all six to be scored")
+
+    order = sorted(everything, key=lambda i: row(pg, i).finished_at or utcnow())
+    # Sent again once its lease expired, after the five fresh ones were queued, it is scored first or
+    # right after the one job the new worker may have taken before the sweeper sent it.
+    assert order.index(interrupted) <= 1, order
+    assert row(pg, interrupted).attempts == 2

@@ -17,7 +17,7 @@ from app.config import Settings
 from app.storage.db import Database
 from app.storage.models import Score, Submission
 from tests.app.builders import HALF, as_bytes
-from tests.app.distributed.cluster import pid_of, wait_for
+from tests.app.distributed.cluster import pids_of, wait_for
 from tests.app.distributed.conftest import PHASE, Cluster, make_cluster, setup_competition
 from tests.app.labels_scorer import LabelScorer
 
@@ -50,9 +50,11 @@ def burst(db: Database, cluster: Cluster, web: Callable[[Settings], TestClient],
         rows = session.execute(select(Submission.status, Submission.attempts, Submission.worker)).all()
     assert per_submission == dict.fromkeys(ids, 1)  # each one scored, and only once
     assert {(status, attempts) for status, attempts, _ in rows} == {("scored", 1)}
-    # Both processes took part: the worker column names the pool process that claimed the row.
-    claimers = {pid_of(name) for *_, name in rows}
-    assert {worker.pid for worker in workers if any(worker.owns(pid) for pid in claimers)} == {w.pid for w in workers}
+    # Both processes took part: the worker column names the worker process and its pool child.
+    claimers = {pids_of(name) for *_, name in rows}
+    assert {main for main, _ in claimers} == {w.pid for w in workers}
+    by_pid = {w.pid: w for w in workers}
+    assert all(child != main and by_pid[main].owns(child) for main, child in claimers)
 
 
 @pytest.mark.timeout(300)

@@ -79,6 +79,10 @@ def test_metrics_report_statuses_queues_and_times(db: Database, client: TestClie
         'podium_queue_depth{queue="gpu"} 0.0',
         "podium_upload_to_score_sample_size 1.0",
         "podium_scoring_workers 1.0",
+        'podium_jobs_resumed_total{kind="score_submission"} 0.0',
+        'podium_jobs_resent_total{kind="score_submission"} 0.0',
+        'podium_jobs_resent_total{kind="run_baseline"} 0.0',
+        "podium_broker_loss_detections_total 0.0",
     }
     assert expected <= lines
     assert any(line.startswith('podium_upload_to_score_seconds{quantile="0.99"} ') for line in lines)
@@ -96,3 +100,14 @@ def test_a_queued_submission_shows_its_place(db: Database, labels: type[LabelSco
         listed = idle.get(f"{PHASE}/submissions", headers=ada).json()["submissions"]
         assert [s["queue_position"] for s in listed] == [2, 1]  # newest first
         assert idle.get(f"/api/v1/submissions/{first['id']}", headers=ada).json()["queue_position"] == 1
+
+
+def test_metrics_count_the_jobs_a_restart_sent_again(db: Database, labels: type[LabelScorer]) -> None:
+    setup(db)
+    ada = auth(db, "ada")
+    with TestClient(create_app(Settings(database_url=db.url, workers=0))) as idle:  # nothing scores
+        assert upload(idle, ada, HALF).status_code == 202
+    with TestClient(create_app(Settings(database_url=db.url, workers=1))) as client:  # a restart
+        wait(client)
+        lines = set(client.get("/metrics").text.splitlines())
+    assert {'podium_submissions{status="scored"} 1.0', 'podium_jobs_resent_total{kind="score_submission"} 1.0'} <= lines

@@ -155,7 +155,7 @@ def test_resuming_finds_queued_and_interrupted_submissions(db: Database, labels:
     submission_id = submitted(db)
     sent: list[tuple[str, int]] = []
 
-    def send(kind: JobKind, row_id: int) -> bool:
+    def send(kind: JobKind, row_id: int, again: bool) -> bool:
         sent.append((kind.name, row_id))
         return True
 

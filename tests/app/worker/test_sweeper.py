@@ -25,22 +25,26 @@ def test_a_sweep_sends_each_waiting_job_once(db: Database, labels: type[LabelSco
     ids = queued(db, 3, utcnow() - timedelta(seconds=10))
     sent: list[tuple[str, int]] = []
 
-    def send(kind: JobKind, row_id: int) -> bool:
+    def send(kind: JobKind, row_id: int, again: bool) -> bool:
+        assert again  # a job sent again goes ahead of fresh ones
         sent.append((kind.name, row_id))
         return True
 
     sweeper = Sweeper(db, send, Settings(database_url=db.url))
     assert sweeper.sweep() == {"score_submission": ids}
-    assert sweeper.sweep() == {}  # stamped: sent once
+    assert sweeper.sweep() == {}  # stamped and confirmed: sent once
     assert sent == [("score_submission", i) for i in ids]
     assert stamps(db) == [True, True, True]
+    with db.session(read_only=True) as session:
+        rows = session.execute(select(Submission.enqueued_at, Submission.sent_at)).all()
+    assert all(sent_at == enqueued_at for enqueued_at, sent_at in rows)  # the sends are confirmed
 
 
 def test_a_refused_send_leaves_the_rest_for_the_next_sweep(db: Database, labels: type[LabelScorer]) -> None:
     ids = queued(db, 3, utcnow() - timedelta(seconds=10))
     accepted: list[int] = []
 
-    def send(kind: JobKind, row_id: int) -> bool:  # the broker takes one message, then goes away
+    def send(kind: JobKind, row_id: int, again: bool) -> bool:  # the broker takes one message, then goes away
         if accepted:
             return False
         accepted.append(row_id)
@@ -60,7 +64,7 @@ def test_the_sweeper_thread_sends_on_start_and_stops(db: Database, labels: type[
         session.commit()
     sent: list[int] = []
 
-    def send(kind: JobKind, row_id: int) -> bool:
+    def send(kind: JobKind, row_id: int, again: bool) -> bool:
         sent.append(row_id)
         return True
 

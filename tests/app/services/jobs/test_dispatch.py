@@ -11,7 +11,7 @@ from sqlalchemy import select, update
 
 from app.services.accounts.users import find_user
 from app.services.baselines.job import RUN_BASELINE
-from app.services.jobs import dispatch
+from app.services.jobs import counters, dispatch
 from app.services.jobs.kinds import JobKind
 from app.services.jobs.registry import KINDS, UnknownJob, kind_named
 from app.services.scoring.gold import GoldCache
@@ -52,11 +52,19 @@ def set_rows(db: Database, ids: list[int], **values: Any) -> None:
         session.commit()
 
 
-def take(db: Database, now: datetime, kind: JobKind = SCORE_SUBMISSION) -> list[int]:
+def take(db: Database, now: datetime, kind: JobKind = SCORE_SUBMISSION, *, confirm: bool = True) -> list[int]:
+    """What a sweeper takes at ``now``; with ``confirm`` it then sends them all (the queue took them)."""
     with db.session() as session:
         taken = dispatch.take_due(session, kind, now=now, requeue_after=MINUTE)
+        if confirm:
+            dispatch.confirm_sent(session, kind, taken, marked_at=now)
         session.commit()
     return taken
+
+
+def counted(db: Database) -> dict[tuple[str, str], int]:
+    with db.session(read_only=True) as session:
+        return counters.totals(session)
 
 
 def test_a_queued_job_never_sent_is_due_and_taken_once(db: Database, labels: type[LabelScorer]) -> None:
@@ -66,6 +74,38 @@ def test_a_queued_job_never_sent_is_due_and_taken_once(db: Database, labels: typ
     assert take(db, t0) == []  # the first take stamped them
     assert take(db, t0 + timedelta(seconds=59)) == []
     assert take(db, t0 + timedelta(seconds=61)) == ids  # sent a minute ago and still queued: lost
+    assert counted(db) == {("resent", "score_submission"): 6}
+
+
+def test_a_stamp_never_confirmed_is_sent_again_within_seconds(db: Database, labels: type[LabelScorer]) -> None:
+    # What a web process killed between its commit and its send leaves: a stamp, no confirmation.
+    t0 = utcnow()
+    [stranded, sent, in_memory] = queued(db, 3, t0)
+    with db.session() as session:
+        dispatch.mark_sent(session, [(SCORE_SUBMISSION, stranded), (SCORE_SUBMISSION, sent)], now=t0, confirmed=False)
+        dispatch.mark_sent(session, [(SCORE_SUBMISSION, in_memory)], now=t0, confirmed=True)
+        dispatch.confirm_sent(session, SCORE_SUBMISSION, [sent], marked_at=t0)
+        session.commit()
+    grace = dispatch.SEND_GRACE.total_seconds()
+    assert take(db, t0 + timedelta(seconds=grace - 1)) == []
+    assert take(db, t0 + timedelta(seconds=grace + 1)) == [stranded]
+    with db.session(read_only=True) as session:
+        row = session.get(Submission, stranded)
+        assert row is not None and row.sent_at == row.enqueued_at == t0 + timedelta(seconds=grace + 1)
+
+
+def test_after_a_broker_loss_every_queued_job_is_taken(db: Database, labels: type[LabelScorer]) -> None:
+    t0 = utcnow()
+    [waiting, running, later] = queued(db, 3, t0)
+    set_rows(db, [waiting, running], enqueued_at=t0, sent_at=t0)
+    set_rows(db, [running], status="running", lease_expires_at=t0 + timedelta(minutes=5))
+    lost_at = t0 + timedelta(seconds=5)
+    set_rows(db, [later], enqueued_at=lost_at + timedelta(seconds=1), sent_at=lost_at + timedelta(seconds=1))
+    with db.session() as session:
+        # The running one's worker holds its message (and its lease); the later one was sent after.
+        assert dispatch.take_lost(session, SCORE_SUBMISSION, now=lost_at) == [waiting]
+        session.commit()
+    assert counted(db) == {("resent", "score_submission"): 1}
 
 
 def test_a_message_sent_recently_is_left_alone(db: Database, labels: type[LabelScorer]) -> None:
@@ -88,6 +128,7 @@ def test_a_running_job_is_due_once_its_lease_expired(db: Database, labels: type[
     # Sent again at t0 + 1 s, after the lease expired: not again until a minute has passed.
     assert take(db, t0 + timedelta(seconds=30)) == []
     assert take(db, t0 + timedelta(seconds=62)) == [dead]
+    assert counted(db) == {("resumed", "score_submission"): 2}
 
 
 def test_finished_jobs_are_never_due(db: Database, labels: type[LabelScorer]) -> None:
@@ -101,7 +142,7 @@ def test_finished_jobs_are_never_due(db: Database, labels: type[LabelScorer]) ->
 def test_an_unsent_mark_is_cleared_only_where_it_is_still_ours(db: Database, labels: type[LabelScorer]) -> None:
     t0 = utcnow()
     [mine, theirs] = queued(db, 2, t0)
-    assert take(db, t0) == [mine, theirs]
+    assert take(db, t0, confirm=False) == [mine, theirs]
     set_rows(db, [theirs], enqueued_at=t0 + timedelta(seconds=5))  # another sender stamped it since
     with db.session() as session:
         dispatch.unmark(session, SCORE_SUBMISSION, [mine, theirs], marked_at=t0)
