@@ -189,7 +189,16 @@ def wait_scored(db: Database, ids: list[int], timeout: float) -> list[tuple[date
         time.sleep(0.2)
 
 
-def run(count: int, n: int, postgres: str, broker: str, gold: bytes, logs: Path, probe: Path | None = None) -> Run:
+def run(
+    count: int,
+    n: int,
+    postgres: str,
+    broker: str,
+    gold: bytes,
+    logs: Path,
+    probe: Path | None = None,
+    nice: int | None = None,
+) -> Run:
     """One burst of ``n`` over ``count`` workers; with ``probe``, the workers load bench/queue_probe.py
     and write their per-task figures under that folder."""
     prefix = f"podium-bench-{secrets.token_hex(4)}-"
@@ -214,6 +223,10 @@ def run(count: int, n: int, postgres: str, broker: str, gold: bytes, logs: Path,
                 warm, _ = burst(db, queue, phase_id, data, WARM_UP * count)
                 wait_scored(db, warm, 120)
                 groups = cpu_groups(db, broker, pids)
+                if nice is not None:  # the benchmark's own processes before other work on the machine
+                    for name, members in groups.items():
+                        for pid in members if name != "Redis" else ():
+                            os.setpriority(os.PRIO_PROCESS, pid, nice)
                 before = cpu_seconds(groups)
                 ids, committed_at = burst(db, queue, phase_id, data, n)
                 rows = wait_scored(db, ids, 600)
@@ -399,13 +412,19 @@ def main() -> None:
     parser.add_argument("--gold", type=Path, help="an SV-Ident TSV (default: the shared val.tsv)")
     parser.add_argument("--write", action="store_true", help=f"put the table into {RESULTS.name}")
     parser.add_argument("--probe", action="store_true", help="also print where each worker's time went")
+    parser.add_argument(
+        "--nice",
+        type=int,
+        help="scheduling priority of the workers, their pool processes, their database backends and the "
+        "benchmark during the burst (root may give a negative one: a machine busy with other work)",
+    )
     args = parser.parse_args()
     gold_path = args.gold or (SHARED_GOLD if SHARED_GOLD.is_file() else EXAMPLE_GOLD)
     gold = gold_path.read_bytes()
     counts = [int(c) for c in args.workers.split(",")]
     with tempfile.TemporaryDirectory(prefix="podium-queue-bench-") as tmp:
         folders = {c: Path(tmp) / f"probe-{c}" if args.probe else None for c in counts}
-        runs = [run(c, args.n, args.postgres, args.redis, gold, Path(tmp), folders[c]) for c in counts]
+        runs = [run(c, args.n, args.postgres, args.redis, gold, Path(tmp), folders[c], args.nice) for c in counts]
         probes = [Probe.read(r.workers, folder, r.seconds) for r in runs if (folder := folders[r.workers])]
     table = render(runs, gold_path.name, len(submission_for(gold)))
     if probes:

@@ -54,11 +54,14 @@ def _note_writes(connection: Connection, cursor: Any, statement: str, *args: Any
         connection.info[_WROTE] = True
 
 
-def create_engine_for(url: str) -> Engine:
-    """An engine for ``url``; a SQLite file's folder is created if it is missing."""
+def create_engine_for(url: str, *, pre_ping: bool = True) -> Engine:
+    """An engine for ``url``; a SQLite file's folder is created if it is missing. ``pre_ping``: test
+    each pooled connection before use (a round trip per transaction), so that a request never fails
+    on a connection the database closed; callers that retry transient errors anyway (the workers'
+    jobs) do without."""
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        engine = create_engine(parsed, pool_pre_ping=True)
+        engine = create_engine(parsed, pool_pre_ping=pre_ping)
     else:
         engine = _create_sqlite_engine(url)
     # Remember whether a transaction has written, for ``end_read_transaction``.
@@ -95,9 +98,9 @@ def end_read_transaction(session: Session) -> bool:
 class Database:
     """An engine plus the two kinds of session the application opens on it."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, pre_ping: bool = True) -> None:
         self.url = url
-        self.engine = create_engine_for(url)
+        self.engine = create_engine_for(url, pre_ping=pre_ping)
         self._read_engine = self.engine.execution_options(**{_READ_ONLY: True})
 
     @property

@@ -43,7 +43,9 @@ class ProcessContext:
     def get(self) -> JobContext:
         with self._lock:
             if self._ctx is None or self._pid != os.getpid():
-                db = Database(self.settings.database_url)
+                # No ping before each transaction: a job retries transient errors, a connection the
+                # database closed among them (the pool then replaces it).
+                db = Database(self.settings.database_url, pre_ping=False)
                 queue = CeleryQueue(self.celery, db, self.settings)
                 # A prefork pool child: its parent is the worker process that ``podium worker`` started.
                 name = f"{socket.gethostname()}:{os.getppid()}/{os.getpid()}"

@@ -53,6 +53,14 @@ class GoldCache:
         with self._lock:
             return key in self._entries
 
+    def peek(self, key: GoldKey) -> ParsedGold | None:
+        """The parsed gold for ``key`` if it is cached (no loading)."""
+        with self._lock:
+            cached = self._entries.get(key)
+            if cached is not None:
+                self._entries.move_to_end(key)
+            return cached
+
     def get(self, key: GoldKey, gold_bytes: Callable[[], bytes]) -> ParsedGold:
         """The parsed gold for ``key``; on a miss ``gold_bytes()`` supplies the file to parse.
 

@@ -1,7 +1,8 @@
 """The ``score_submission`` job: score one submission's current round and store the result.
 
-Each database step is its own short transaction, retried after transient errors (``RetryPolicy``);
-the scorer runs outside any transaction while a heartbeat thread renews the lease. When a step
+Claiming the submission and reading its file is one short transaction, storing the score another,
+each retried after transient errors (``RetryPolicy``); the scorer runs outside any transaction, on
+gold from the process's cache, while a heartbeat thread renews the lease. When a step
 gives up, the submission is failed with the reason for the organizers and the quota given back.
 A scorer that raises fails the submission the same way (the platform's fault: the file passed
 validation at upload).
@@ -30,19 +31,22 @@ def score_submission(ctx: JobContext, submission_id: int) -> None:
     """Score one submission's current round and store the result (or the platform's failure)."""
     retry = ctx.retrying(SCORE_SUBMISSION)
     try:
-        held = retry(f"claiming submission {submission_id}", lambda: ctx.write(lambda s: _claim(ctx, s, submission_id)))
+        taken = retry(
+            f"claiming submission {submission_id}", lambda: ctx.write(lambda s: _claim(ctx, s, submission_id))
+        )
     except GaveUp as exc:
         ctx.give_up(
             SCORE_SUBMISSION, submission_id, exc, lambda s, reason: _give_up(s, submission_id, reason), claimed=False
         )
         return
-    if held is None:
+    if taken is None:
         return
+    held, data = taken
     try:
         with _heartbeats(ctx, held):
-            gold, data = retry(
-                f"reading the files of submission {submission_id}",
-                lambda: ctx.read(lambda s: steps.load_inputs(s, held, gold_cache=ctx.gold_cache)),
+            gold = steps.cached_gold(held, ctx.gold_cache) or retry(
+                f"reading the gold of submission {submission_id}",
+                lambda: ctx.read(lambda s: steps.load_gold(s, held, gold_cache=ctx.gold_cache)),
             )
             report = steps.compute(gold, data, limits=ctx.limits)
     except GaveUp as exc:
@@ -62,9 +66,10 @@ def score_submission(ctx: JobContext, submission_id: int) -> None:
         ctx.give_up(SCORE_SUBMISSION, submission_id, exc, lambda s, reason: _fail(s, held, reason), claimed=True)
 
 
-def _claim(ctx: JobContext, session: Session, submission_id: int) -> Claim | None:
+def _claim(ctx: JobContext, session: Session, submission_id: int) -> tuple[Claim, bytes] | None:
+    """Claim the submission and read its file, in one transaction."""
     settings = ctx.settings
-    return steps.claim(
+    held = steps.claim(
         session,
         submission_id,
         worker=ctx.worker,
@@ -72,6 +77,7 @@ def _claim(ctx: JobContext, session: Session, submission_id: int) -> Claim | Non
         lease_seconds=settings.lease_seconds,
         max_attempts=settings.max_attempts,
     )
+    return None if held is None else (held, steps.submitted_file(session, held))
 
 
 def _fail(session: Session, held: Claim, reason: str) -> bool:

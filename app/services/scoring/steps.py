@@ -1,7 +1,10 @@
 """The steps of a scoring job, each in the caller's transaction.
 
-The job (``app.services.scoring.job``) runs them as short transactions: ``claim`` the submission,
-``load_inputs``, ``compute`` outside any transaction, then ``record_score`` or ``record_failure``.
+The job (``app.services.scoring.job``) runs them as two short transactions around the computation:
+``claim`` the submission and read its file (``submitted_file``), then, once ``compute`` ran outside
+any transaction (the gold comes from the process's cache; ``load_gold`` reads it on a miss),
+``record_score`` or ``record_failure``. Five statements per job: the fewer round trips to the
+database, the more workers one database serves (``bench/queue_bench.py --probe``).
 Claiming takes the row's lease (``app.services.jobs.lease``), so two workers cannot both claim one
 round; should a worker whose lease expired still finish, the unique (submission, round) constraint
 turns its second score into a no-op.
@@ -14,7 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from app.services.jobs import lease
@@ -80,9 +84,19 @@ def heartbeat(session: Session, held: Claim, *, now: datetime, lease_seconds: in
     return lease.renew(session, Submission, held.submission_id, held.attempt, now=now, lease_seconds=lease_seconds)
 
 
-def load_inputs(session: Session, held: Claim, *, gold_cache: GoldCache) -> tuple[ParsedGold, bytes]:
-    """The parsed gold (from the cache when possible) and the submitted file's bytes."""
-    return parsed_gold(session, held.gold, gold_cache), read_blob(session, held.blob_id)
+def submitted_file(session: Session, held: Claim) -> bytes:
+    """The submitted file's bytes."""
+    return read_blob(session, held.blob_id)
+
+
+def load_gold(session: Session, held: Claim, *, gold_cache: GoldCache) -> ParsedGold:
+    """The parsed gold, read from the database when the cache misses it."""
+    return parsed_gold(session, held.gold, gold_cache)
+
+
+def cached_gold(held: Claim, gold_cache: GoldCache) -> ParsedGold | None:
+    """The parsed gold when this process has it, without the database."""
+    return gold_cache.peek(held.gold.key)
 
 
 def compute(gold: ParsedGold, data: bytes, *, limits: Limits) -> ScoreReport:
@@ -93,20 +107,21 @@ def compute(gold: ParsedGold, data: bytes, *, limits: Limits) -> ScoreReport:
 def record_score(session: Session, held: Claim, report: ScoreReport, *, now: datetime) -> bool:
     """Store the round's score and mark the submission ``scored``; ``False`` if that round was
     already scored (by a worker that finished first), in which case nothing changes."""
-    score = Score(
-        submission_id=held.submission_id,
-        round=held.round,
-        scorer=report.scorer,
-        scorer_version=report.version,
-        metrics=dict(report.metrics),
-        breakdown=report.breakdown,
-        units={key: dict(value) for key, value in report.units.items()},
-        created_at=now,
-    )
-    try:
-        with session.begin_nested():
-            session.add(score)
-    except IntegrityError:
+    values = {
+        "submission_id": held.submission_id,
+        "round": held.round,
+        "scorer": report.scorer,
+        "scorer_version": report.version,
+        "metrics": dict(report.metrics),
+        "breakdown": report.breakdown,
+        "units": {key: dict(value) for key, value in report.units.items()},
+        "created_at": now,
+    }
+    # One statement, no savepoint: the unique (submission, round) turns a second score into nothing.
+    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    statement = insert(Score).values(**values).on_conflict_do_nothing(index_elements=["submission_id", "round"])
+    stored = session.scalar(statement.returning(Score.id))
+    if stored is None:
         log.info("submission %s round %s was already scored", held.submission_id, held.round)
         return False
     # Only the round being scored moves the status: if a rescore was asked for meanwhile, the

@@ -126,7 +126,7 @@ def test_the_second_worker_to_finish_a_round_changes_nothing(db: Database, label
     assert slow is not None and fast is not None
     ctx = context(db)
     with db.session() as session:
-        parsed, data = steps.load_inputs(session, fast, gold_cache=ctx.gold_cache)
+        parsed, data = steps.load_gold(session, fast, gold_cache=ctx.gold_cache), steps.submitted_file(session, fast)
     report = steps.compute(parsed, data, limits=ctx.limits)
     with db.session() as session:
         assert steps.record_score(session, fast, report, now=t0)
@@ -197,7 +197,7 @@ def test_a_round_finishing_after_a_rescore_was_asked_leaves_the_submission_queue
         sub.status = "queued"
         session.commit()
     with db.session() as session:
-        parsed, data = steps.load_inputs(session, found, gold_cache=ctx.gold_cache)
+        parsed, data = steps.load_gold(session, found, gold_cache=ctx.gold_cache), steps.submitted_file(session, found)
         report = steps.compute(parsed, data, limits=ctx.limits)
         assert steps.record_score(session, found, report, now=utcnow())
         session.commit()

@@ -24,7 +24,7 @@ def score(db: Database, submission_id: int, worker: str, started: datetime, fini
     with db.session() as session:
         found = steps.claim(session, submission_id, worker=worker, now=started, lease_seconds=60, max_attempts=3)
         assert found is not None
-        parsed, data = steps.load_inputs(session, found, gold_cache=GoldCache())
+        parsed, data = steps.load_gold(session, found, gold_cache=GoldCache()), steps.submitted_file(session, found)
         assert steps.record_score(session, found, steps.compute(parsed, data, limits=LIMITS), now=finished)
         session.commit()
 
