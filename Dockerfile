@@ -36,12 +36,14 @@ COPY app ./app
 COPY scorers ./scorers
 COPY leaderboard ./leaderboard
 COPY baselines ./baselines
+COPY sandbox ./sandbox
+COPY codalab ./codalab
 COPY examples ./examples
 COPY docker/healthcheck.py ./docker/
 # Installed in place (editable) on purpose: the migrations (alembic/, alembic.ini) live beside the
 # packages, where `podium db upgrade` looks for them. The runtime stage keeps the same paths.
 RUN pip install --no-deps -e . \
- && python -m compileall -q app scorers leaderboard baselines
+ && python -m compileall -q app scorers leaderboard baselines sandbox codalab
 
 # --- runtime stage: the environment and the code, no compiler, run as a user without privileges ---
 FROM python:3.11-slim AS runtime
