@@ -29,6 +29,8 @@ from tests.app.builders import HALF, as_bytes
 from tests.app.distributed.cluster import PODIUM, RedisServer, ServeProcess, TcpProxy, podium_env, wait_for
 from tests.app.distributed.conftest import PHASE, Cluster, make_cluster, purge, setup_competition
 from tests.app.labels_scorer import LabelScorer
+from tests.app.slow_scorer import NAME as SLOW
+from tests.app.slow_scorer import SlowScorer
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
@@ -106,6 +108,38 @@ def test_a_broker_restarted_empty_is_noticed_and_what_it_held_is_sent_again(
     metrics = client.get("/metrics").text
     assert "podium_broker_loss_detections_total 1.0" in metrics, metrics
     assert 'podium_jobs_resent_total{kind="score_submission"}' in metrics
+
+
+@pytest.mark.timeout(300)
+def test_a_broker_restarted_empty_under_a_busy_worker(
+    pg: Database,
+    private_redis: RedisServer,
+    redis_defaults: Cluster,
+    slow: type[SlowScorer],
+    web: Callable[[Settings], TestClient],
+) -> None:
+    # What an operator sees: a worker busy with one job while others wait in Redis, and Redis
+    # restarted without its data. Nobody starts: the running sweepers have to notice.
+    cluster = redis_defaults
+    ada = setup_competition(pg, scorer=SLOW, scorer_options={"seconds": 2})
+    client = web(cluster.app_settings())
+    cluster.worker("--queues", "scoring", "--concurrency", "1").wait_ready()
+    ids = []
+    for _ in range(4):
+        answer = client.post(f"{PHASE}/submissions", headers=ada, files=FILES)
+        assert answer.status_code == 202, answer.text
+        ids.append(answer.json()["id"])
+    wait_for(lambda: _statuses(pg).count("running") == 1, 30, "the worker to take the first job")
+    private_redis.stop()
+    private_redis.start()
+    cleared = time.monotonic()
+    scored_within(pg, ids, cleared, "4 jobs (3 lost with the broker, 1 running), scored")
+    assert counted(pg).get(("broker_losses", ""), 0) == 1
+
+
+def _statuses(db: Database) -> list[str]:
+    with db.session(read_only=True) as session:
+        return [str(status) for status in session.scalars(select(Submission.status))]
 
 
 @pytest.mark.timeout(300)
