@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from scorers import OptionSpec, UnitStats
+from scorers import OptionSpec, PublicIds, UnitStats
 from tests.app.labels_scorer import LabelScorer
 
 NAME = "test-slow"
@@ -22,10 +22,10 @@ class SlowScorer(LabelScorer):
         OptionSpec("parse_seconds", 0.0, "sleep this long before reading a submission (at upload too)"),
     )
 
-    def parse_submission(self, data: bytes, gold: dict[str, str]) -> dict[str, str]:
-        seconds: Any = self.settings["parse_seconds"]
+    def parse_submission(self, data: bytes, public: PublicIds) -> dict[str, str]:
+        seconds: Any = self.config["parse_seconds"]
         time.sleep(float(seconds))
-        return super().parse_submission(data, gold)
+        return super().parse_submission(data, public)
 
     def unit_stats(self, gold: dict[str, str], submission: dict[str, str]) -> dict[str, UnitStats]:
         seconds: Any = self.config["seconds"]

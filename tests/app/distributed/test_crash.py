@@ -85,7 +85,7 @@ def test_a_resumed_job_goes_ahead_of_fresh_ones(
     pg: Database, short_lease_any: Cluster, slow: type[SlowScorer], web: Callable[[Settings], TestClient]
 ) -> None:
     cluster = short_lease_any
-    ada = setup_competition(pg, scorer=SLOW, scorer_options={"seconds": 1})
+    ada = setup_competition(pg, scorer=SLOW, scorer_options={"seconds": 2})
     first = cluster.worker("--queues", "scoring", "--concurrency", "1").wait_ready()
     client = web(cluster.app_settings())
     files = {"file": ("run.json", as_bytes(HALF), "application/json")}
@@ -104,7 +104,8 @@ def test_a_resumed_job_goes_ahead_of_fresh_ones(
     wait_for(lambda: {row(pg, i).status for i in everything} == {"scored"}, 120, "all six to be scored")
 
     order = sorted(everything, key=lambda i: row(pg, i).finished_at or utcnow())
-    # Sent again once its lease expired, after the five fresh ones were queued, it is scored first or
-    # right after the one job the new worker may have taken before the sweeper sent it.
-    assert order.index(interrupted) <= 1, order
+    # Sent again once its lease expired, after the five fresh ones were queued, it goes ahead of the
+    # fresh ones still waiting then: scored first, or after the one or two jobs the new worker took
+    # before a sweeper sent it (in the order of sending it would be last).
+    assert order.index(interrupted) <= 2, order
     assert row(pg, interrupted).attempts == 2

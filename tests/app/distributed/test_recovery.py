@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -200,6 +201,36 @@ def test_an_upload_whose_answer_was_lost_is_stored_and_scored_once(
     assert printed["status"] == "scored"
     assert scores_per_submission(pg) == {printed["id"]: 1}  # one submission, scored once
     print(f"\nan upload whose answer was lost: scored {time.monotonic() - started:.1f} s after it was sent")
+
+
+@pytest.mark.timeout(300)
+def test_a_retry_while_the_first_upload_is_still_being_checked_gets_the_same_submission(
+    pg: Database, defaults: Cluster, slow: type[SlowScorer]
+) -> None:
+    # Each upload takes 2 s to check; the second request with the same key arrives while the first
+    # is being checked, and both get the first one's submission.
+    cluster = defaults
+    ada = setup_competition(pg, scorer=SLOW, scorer_options={"parse_seconds": 2})
+    server = ServeProcess(podium_env(cluster.settings), cluster.tmp / "serve.log").wait_ready()
+    answers: list[httpx.Response] = []
+
+    def post() -> None:
+        headers = {**ada, "Idempotency-Key": "retry-1"}
+        answers.append(httpx.post(f"{server.url}{PHASE}/submissions", headers=headers, files=FILES, timeout=60))
+
+    try:
+        first = threading.Thread(target=post)
+        first.start()
+        time.sleep(0.5)
+        post()
+        first.join(60)
+    finally:
+        server.stop()
+    assert [a.status_code for a in answers] == [202, 202], [a.text for a in answers]
+    assert answers[0].json()["id"] == answers[1].json()["id"]
+    assert sorted(a.headers.get("Idempotent-Replayed", "") for a in answers) == ["", "true"]
+    with pg.session(read_only=True) as session:
+        assert session.scalar(select(func.count()).select_from(Submission)) == 1
 
 
 @pytest.mark.timeout(300)
