@@ -3,7 +3,8 @@
 ``ranking`` decides who is ranked where; ``tables`` turns metrics and breakdowns into rows for pages;
 ``exports`` writes CSV and JSON; ``bootstrap`` gives confidence intervals from stored unit
 statistics, ``significance`` paired comparisons of neighbours and groups of tied systems, both on the
-replicates of ``resampling``; ``charts`` renders SVG charts with matplotlib. ``charts`` is deliberately not imported
+replicates of ``resampling``; ``uncertainty`` puts both together for a board (what a score stores,
+what a board shows); ``charts`` renders SVG charts with matplotlib. ``charts`` is deliberately not imported
 here: import ``leaderboard.charts`` where a chart is drawn, so that code that only ranks or exports
 does not load matplotlib.
 """
@@ -27,12 +28,14 @@ from leaderboard.tables import (
     metrics_table,
     percent,
 )
+from leaderboard.uncertainty import BoardUncertainty, board_uncertainty, phase_seed
 
 __all__ = [
     "FEW_UNITS",
     "SELECTIONS",
     "Board",
     "BoardRow",
+    "BoardUncertainty",
     "Candidate",
     "Column",
     "Comparison",
@@ -44,6 +47,7 @@ __all__ = [
     "Selection",
     "Table",
     "arrow",
+    "board_uncertainty",
     "bootstrap_interval",
     "breakdown_table",
     "breakdown_tables",
@@ -57,6 +61,7 @@ __all__ = [
     "leaderboard_table",
     "metrics_table",
     "percent",
+    "phase_seed",
     "rank",
     "safe_cell",
     "seed_for",

@@ -20,12 +20,16 @@ from leaderboard.ranking import Entry, metric_value, utc
 from leaderboard.tables import column_names, column_value, leaderboard_columns, natural_key
 
 if TYPE_CHECKING:
+    from leaderboard.uncertainty import BoardUncertainty
     from scorers.description import ScorerDescription
 
 #: First characters that make a spreadsheet (Excel, LibreOffice, Google Sheets) read a cell as a
 #: formula or command (OWASP "CSV injection"), and the control characters that can precede one.
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\n")
 ENTRY_FIELDS = ("rank", "team", "system", "submitted_at", "baseline")
+#: The columns a board with uncertainty adds after the metrics (the interval is of the primary metric).
+INTERVAL_FIELDS = ("low", "high", "level", "method", "units", "few_units", "zero_width")
+UNCERTAINTY_FIELDS = (*(f"interval_{f}" for f in INTERVAL_FIELDS), "tied_group")
 
 Breakdown = Mapping[str, Mapping[str, Mapping[str, Any]]]
 
@@ -92,21 +96,52 @@ def _entry_object(entry: Entry) -> dict[str, Any]:
 # -- the leaderboard ----------------------------------------------------------------------------------
 
 
+def _csv_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _csv_number(_finite(value))
+    return "" if value is None else str(value)
+
+
+def _uncertainty_cells(entry: Entry, uncertainty: BoardUncertainty[int]) -> list[str]:
+    interval = uncertainty.interval_dict(entry.candidate.submission_id) or {}
+    group = uncertainty.group_of(entry.candidate.submission_id)
+    return [*(_csv_value(interval.get(f)) for f in INTERVAL_FIELDS), _csv_value(group)]
+
+
 def leaderboard_csv(
-    description: ScorerDescription, entries: Sequence[Entry], breakdown_metrics: Sequence[str] | None = None
+    description: ScorerDescription,
+    entries: Sequence[Entry],
+    breakdown_metrics: Sequence[str] | None = None,
+    uncertainty: BoardUncertainty[int] | None = None,
 ) -> str:
-    """One row per entry: rank, team, system, submitted_at, baseline, every metric, breakdown columns."""
+    """One row per entry: rank, team, system, submitted_at, baseline, every metric, breakdown columns;
+    with ``uncertainty`` (keyed by submission id) then the primary metric's interval and the tied group."""
     columns = leaderboard_columns(description, entries, breakdown_metrics)
-    header = [*ENTRY_FIELDS, *(c.id for c in columns)]
-    rows = [[*_entry_fields(e), *(_csv_number(_finite(column_value(e, c))) for c in columns)] for e in entries]
+    extra = UNCERTAINTY_FIELDS if uncertainty is not None else ()
+    header = [*ENTRY_FIELDS, *(c.id for c in columns), *extra]
+    rows = [
+        [
+            *_entry_fields(e),
+            *(_csv_number(_finite(column_value(e, c))) for c in columns),
+            *(_uncertainty_cells(e, uncertainty) if uncertainty is not None else ()),
+        ]
+        for e in entries
+    ]
     return _write_csv(header, rows)
 
 
 def leaderboard_json(
-    description: ScorerDescription, entries: Sequence[Entry], breakdown_metrics: Sequence[str] | None = None
+    description: ScorerDescription,
+    entries: Sequence[Entry],
+    breakdown_metrics: Sequence[str] | None = None,
+    uncertainty: BoardUncertainty[int] | None = None,
 ) -> str:
     """``{"scorer", "primary_metric", "columns", "entries"}``; each entry has its metrics and its
-    breakdown columns nested as ``{"language": {"de": {"f1": ...}}}``."""
+    breakdown columns nested as ``{"language": {"de": {"f1": ...}}}``. With ``uncertainty`` (keyed by
+    submission id) each entry also has its ``interval`` and ``tied_group``, and the document its
+    ``comparisons`` of neighbours."""
     columns = leaderboard_columns(description, entries, breakdown_metrics)
     objects = []
     for entry in entries:
@@ -121,13 +156,22 @@ def leaderboard_json(
                 breakdown.setdefault(column.dimension, {}).setdefault(column.key or "", {})[column.metric] = value
         item["metrics"] = metrics
         item["breakdown"] = breakdown
+        if uncertainty is not None:
+            item["interval"] = uncertainty.interval_dict(entry.candidate.submission_id)
+            item["tied_group"] = uncertainty.group_of(entry.candidate.submission_id)
         objects.append(item)
-    document = {
+    document: dict[str, Any] = {
         "scorer": description.name,
         "primary_metric": description.primary_metric,
         "columns": [c.id for c in columns],
         "entries": objects,
     }
+    if uncertainty is not None:
+        names = {e.candidate.submission_id: e.candidate.team for e in entries}
+        document["comparisons"] = [
+            {**c.to_dict(), "better_team": names.get(c.better), "worse_team": names.get(c.worse)}
+            for c in uncertainty.comparisons
+        ]
     return _json_text(document)
 
 

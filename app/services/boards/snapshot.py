@@ -3,11 +3,14 @@
 ``compute_snapshot`` reads the candidates (``app.services.boards.standings``), ranks them with the
 phase's rules (``leaderboard.ranking``) and keeps numbers only where the viewer may see them: a
 hidden phase shows them to its organizers only, until it is revealed. Whatever pages, exports and
-the JSON API make of a snapshot is made once per snapshot (``BoardSnapshot.derived``).
+the JSON API make of a snapshot is made once per snapshot (``BoardSnapshot.derived``). With the
+ranking come the entries' confidence intervals and the comparisons of neighbours
+(``app.services.boards.uncertainty``), under the same rule: none where the numbers are hidden.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -17,12 +20,15 @@ from typing import Any, Literal, cast
 
 from sqlalchemy.orm import Session
 
-from app.services.boards import standings
+from app.services.boards import standings, uncertainty
 from app.services.boards.staleness import fingerprint
 from app.services.competitions.catalog import phase_state
 from app.storage.models import Phase, Visibility
 from leaderboard.ranking import Candidate, Entry, Rules, Selection, rank
-from scorers import ScorerDescription, scorer_class
+from leaderboard.uncertainty import BoardUncertainty, phase_seed
+from scorers import ScorerDescription, get_scorer, scorer_class
+
+log = logging.getLogger(__name__)
 
 PhaseRef = tuple[str, str, str]
 #: The two classes of viewer: the public (anyone who does not organize the competition), and the
@@ -48,6 +54,8 @@ class PhaseFacts:
     revealed_at: datetime | None
     starts_at: datetime | None
     ends_at: datetime | None
+    #: The board shows intervals and comparisons (the bundle's ``intervals``).
+    intervals: bool = True
 
     @property
     def ref(self) -> PhaseRef:
@@ -80,6 +88,7 @@ class PhaseFacts:
             revealed_at=phase.revealed_at,
             starts_at=phase.starts_at,
             ends_at=phase.ends_at,
+            intervals=phase.intervals,
         )
 
 
@@ -102,6 +111,9 @@ class BoardSnapshot:
     made_at: float
     #: When the fingerprint was last found unchanged (``time.monotonic()``).
     checked_at: float
+    #: The entries' intervals, neighbour comparisons and tied groups, keyed by submission id; ``None`` when
+    #: hidden, turned off, or nothing is ranked.
+    uncertainty: BoardUncertainty[int] | None = None
     _derived: dict[str, Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -136,16 +148,35 @@ def compute_snapshot(session: Session, phase: Phase, viewers: Viewers, generatio
     if not hidden:
         breakdowns = described.leaderboard_breakdowns
         read = standings.candidates(session, phase, with_columns=breakdowns)
+    entries = tuple(rank(read, rules))
+    uncertain = None
+    if not hidden and phase.intervals and entries:
+        uncertain = _uncertainty(session, phase, entries, rules.primary)
     return BoardSnapshot(
         facts=PhaseFacts.of(phase),
         viewers=viewers,
         hidden=hidden,
         description=described,
         rules=rules,
-        entries=tuple(rank(read, rules)),
+        entries=entries,
         candidates=tuple(c for c in read if c.rankable),
         generation=generation_at_start,
         fingerprint=seen,
         made_at=now,
         checked_at=now,
+        uncertainty=uncertain,
     )
+
+
+def _uncertainty(
+    session: Session, phase: Phase, entries: tuple[Entry, ...], metric: str
+) -> BoardUncertainty[int] | None:
+    """The board's intervals and comparisons; a failure costs them, never the board."""
+    task = phase.task
+    try:
+        scorer = get_scorer(task.scorer, dict(task.scorer_options or {}))
+        seed = phase_seed(task.competition.slug, task.slug, phase.slug)
+        return uncertainty.of_board(session, scorer, entries, metric=metric, seed=seed)
+    except Exception:
+        log.exception("the intervals of phase %s could not be computed", phase.id)
+        return None

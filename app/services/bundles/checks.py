@@ -124,14 +124,14 @@ class KeyPathChecker:
             return allowed[0]
         return str(value)
 
-    def flag(self, m: dict[str, Any], key: str, path: str) -> bool:
-        """``true`` or ``false``; false when not given."""
+    def flag(self, m: dict[str, Any], key: str, path: str, *, default: bool = False) -> bool:
+        """``true`` or ``false``; ``default`` when not given."""
         value = m.get(key)
         if value is None:
-            return False
+            return default
         if not isinstance(value, bool):
             self.add(key_path(path, key), f"expected true or false, found {kind(value)}")
-            return False
+            return default
         return value
 
     def positive(self, m: dict[str, Any], key: str, path: str) -> int | None:

@@ -43,7 +43,7 @@ TASK_KEYS = _keys("slug title scorer phases", "description scorer_options traini
 PHASE_KEYS = _keys(
     "slug title gold",
     "description starts_at ends_at public_files daily_limit total_limit visibility selection max_upload_bytes "
-    "opaque_ids",
+    "opaque_ids intervals",
 )
 FILE_KEYS = _keys("", "path data derive from name")
 
@@ -256,6 +256,7 @@ class _Reader(KeyPathChecker):
         visibility = self.choice(m, "visibility", path, VISIBILITY)
         selection = self.choice(m, "selection", path, SELECTION)
         opaque_ids = self.flag(m, "opaque_ids", path)
+        intervals = self.flag(m, "intervals", path, default=True)
         if opaque_ids and scorer is not None and scorer.name not in renamable_formats():
             self.add(
                 key_path(path, "opaque_ids"),
@@ -277,6 +278,7 @@ class _Reader(KeyPathChecker):
             selection=selection,
             max_upload_bytes=max_upload_bytes,
             opaque_ids=opaque_ids,
+            intervals=intervals,
         )
 
     def gold(self, m: dict[str, Any], path: str, scorer: Scorer[Any, Any, Any] | None) -> BundleFile | None:

@@ -39,6 +39,8 @@ class PhaseSpec:
     max_upload_bytes: int | None
     #: Publish and score the phase with opaque ids instead of the gold's own (``opaque_ids: true``).
     opaque_ids: bool = False
+    #: The board shows confidence intervals and neighbour comparisons (``intervals: false`` turns them off).
+    intervals: bool = True
 
 
 @dataclass(frozen=True)

@@ -121,7 +121,8 @@ def write_phase_archive(session: Session, user: User | None, phase: Phase, folde
                 "submissions.json",
                 json.dumps({"submissions": records}, ensure_ascii=False, indent=2, default=_plain) + "\n",
             )
-            archive.writestr("leaderboard.csv", leaderboard_csv(snapshot.description, snapshot.entries))
+            board = leaderboard_csv(snapshot.description, snapshot.entries, uncertainty=snapshot.uncertainty)
+            archive.writestr("leaderboard.csv", board)
             for submission, _ in submissions:
                 name = f"files/{submission.id}-{_safe_name(submission.original_name)}"
                 archive.writestr(name, read_blob(session, submission.blob_id))

@@ -129,6 +129,7 @@ def _add_task(session: Session, competition: Competition, spec: TaskSpec, positi
             selection=p.selection,
             max_upload_bytes=p.max_upload_bytes,
             opaque_ids=p.opaque_ids,
+            intervals=p.intervals,
             position=phase_position,
         )
         session.add(phase)

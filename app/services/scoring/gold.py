@@ -21,7 +21,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.storage.blobs import read_blob
-from app.storage.models import Blob, Phase, Task
+from app.storage.models import Blob, Competition, Phase, Task
+from leaderboard.uncertainty import phase_seed
 from scorers import Scorer, get_scorer
 
 GoldKey = tuple[int, str, str, str]
@@ -103,6 +104,10 @@ class GoldRef:
     sha256: str
     scorer: str
     scorer_options: dict[str, Any]
+    #: The phase's resampling seed (``leaderboard.uncertainty.phase_seed``) and whether its board shows
+    #: intervals: a score's interval is computed with them when it is recorded.
+    seed: int = 0
+    intervals: bool = True
 
     @property
     def key(self) -> GoldKey:
@@ -112,12 +117,30 @@ class GoldRef:
 def gold_of(session: Session, phase_id: int) -> GoldRef:
     """The phase's gold and scorer, read with one query."""
     row = session.execute(
-        select(Phase.gold_blob_id, Blob.sha256, Task.scorer, Task.scorer_options)
+        select(
+            Phase.gold_blob_id,
+            Blob.sha256,
+            Task.scorer,
+            Task.scorer_options,
+            Competition.slug.label("competition"),
+            Task.slug.label("task"),
+            Phase.slug.label("phase"),
+            Phase.intervals,
+        )
         .join(Task, Task.id == Phase.task_id)
+        .join(Competition, Competition.id == Task.competition_id)
         .join(Blob, Blob.id == Phase.gold_blob_id)
         .where(Phase.id == phase_id)
     ).one()
-    return GoldRef(phase_id, row.gold_blob_id, row.sha256, row.scorer, dict(row.scorer_options or {}))
+    return GoldRef(
+        phase_id,
+        row.gold_blob_id,
+        row.sha256,
+        row.scorer,
+        dict(row.scorer_options or {}),
+        seed=phase_seed(row.competition, row.task, row.phase),
+        intervals=bool(row.intervals),
+    )
 
 
 def parsed_gold(session: Session, ref: GoldRef, cache: GoldCache) -> ParsedGold:

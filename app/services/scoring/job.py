@@ -49,6 +49,7 @@ def score_submission(ctx: JobContext, submission_id: int) -> None:
                 lambda: ctx.read(lambda s: steps.load_gold(s, held, gold_cache=ctx.gold_cache)),
             )
             report = steps.compute(gold, data, limits=ctx.limits)
+            interval = steps.interval(gold, held, report)
     except GaveUp as exc:
         ctx.give_up(SCORE_SUBMISSION, submission_id, exc, lambda s, reason: _fail(s, held, reason), claimed=True)
         return
@@ -60,7 +61,7 @@ def score_submission(ctx: JobContext, submission_id: int) -> None:
     try:
         retry(
             f"storing the score of submission {submission_id}",
-            lambda: ctx.write(lambda s: steps.record_score(s, held, report, now=utcnow())),
+            lambda: ctx.write(lambda s: steps.record_score(s, held, report, now=utcnow(), interval=interval)),
         )
     except GaveUp as exc:
         ctx.give_up(SCORE_SUBMISSION, submission_id, exc, lambda s, reason: _fail(s, held, reason), claimed=True)

@@ -3,8 +3,9 @@
 The job (``app.services.scoring.job``) runs them as two short transactions around the computation:
 ``claim`` the submission and read its file (``submitted_file``), then, once ``compute`` ran outside
 any transaction (the gold comes from the process's cache; ``load_gold`` reads it on a miss),
-``record_score`` or ``record_failure``. Five statements per job: the fewer round trips to the
-database, the more workers one database serves (``bench/queue_bench.py --probe``).
+``record_score`` (with the score's ``interval``, also computed outside any transaction) or
+``record_failure``. Five statements per job: the fewer round trips to the database, the more workers
+one database serves (``bench/queue_bench.py --probe``).
 Claiming takes the row's lease (``app.services.jobs.lease``), so two workers cannot both claim one
 round; should a worker whose lease expired still finish, the unique (submission, round) constraint
 turns its second score into a no-op.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -27,6 +29,7 @@ from app.services.scoring.validation import validate
 from app.services.submissions.limits import Limits
 from app.storage.blobs import read_blob
 from app.storage.models import Score, Submission, SubmissionStatus
+from leaderboard.uncertainty import interval_for, interval_record
 from scorers import ScoreReport
 
 log = logging.getLogger(__name__)
@@ -104,9 +107,25 @@ def compute(gold: ParsedGold, data: bytes, *, limits: Limits) -> ScoreReport:
     return gold.scorer.compute(gold.gold, validate(gold, data, limits))
 
 
-def record_score(session: Session, held: Claim, report: ScoreReport, *, now: datetime) -> bool:
-    """Store the round's score and mark the submission ``scored``; ``False`` if that round was
-    already scored (by a worker that finished first), in which case nothing changes."""
+def interval(gold: ParsedGold, held: Claim, report: ScoreReport) -> dict[str, Any] | None:
+    """The primary metric's interval over the report's units (no database), stored beside the score so that
+    boards need not compute it; ``None`` where the phase shows no intervals or the report has no units.
+    A failure here costs the interval, never the score: the board computes it from the units instead."""
+    if not held.gold.intervals or not report.units:
+        return None
+    metric = gold.scorer.describe().primary_metric
+    try:
+        return interval_record(interval_for(gold.scorer, report.units, metric, seed=held.gold.seed), metric)
+    except Exception:
+        log.exception("the interval of submission %s could not be computed", held.submission_id)
+        return None
+
+
+def record_score(
+    session: Session, held: Claim, report: ScoreReport, *, now: datetime, interval: dict[str, Any] | None = None
+) -> bool:
+    """Store the round's score (with its ``interval``) and mark the submission ``scored``; ``False`` if that
+    round was already scored (by a worker that finished first), in which case nothing changes."""
     values = {
         "submission_id": held.submission_id,
         "round": held.round,
@@ -115,6 +134,7 @@ def record_score(session: Session, held: Claim, report: ScoreReport, *, now: dat
         "metrics": dict(report.metrics),
         "breakdown": report.breakdown,
         "units": {key: dict(value) for key, value in report.units.items()},
+        "interval": interval,
         "created_at": now,
     }
     # One statement, no savepoint: the unique (submission, round) turns a second score into nothing.

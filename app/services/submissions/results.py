@@ -25,10 +25,15 @@ from app.storage.types import utcnow
 
 
 def current_scores(
-    session: Session, submission_ids: Iterable[int], *, full: bool = False, breakdown: bool = False
+    session: Session,
+    submission_ids: Iterable[int],
+    *,
+    full: bool = False,
+    breakdown: bool = False,
+    units: bool = False,
 ) -> dict[int, Score]:
     """The newest round's score of each submission that has one. Its breakdown is loaded with
-    ``breakdown`` or ``full``, its per-unit statistics (large) only with ``full``."""
+    ``breakdown`` or ``full``, its per-unit statistics (large) only with ``units`` or ``full``."""
     ids = list(submission_ids)
     if not ids:
         return {}
@@ -43,7 +48,7 @@ def current_scores(
     )
     if full or breakdown:
         query = query.options(undefer(Score.breakdown))
-    if full:
+    if full or units:
         query = query.options(undefer(Score.units))
     return {score.submission_id: score for score in session.scalars(query)}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, UniqueConstraint, false
+from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, UniqueConstraint, false, true
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.storage.enums import Participation, Selection, TaskFileKind, Visibility
@@ -118,6 +118,9 @@ class Phase(Base):
     #: The gold's ids were replaced by opaque ones when the phase was created (the release's ids told the
     #: answers): its gold, inputs and every message carry only those (``services.competitions.opaque_ids``).
     opaque_ids: Mapped[bool] = mapped_column(default=False, server_default=false())
+    #: The board shows confidence intervals and neighbour comparisons (``intervals: false`` in the bundle
+    #: turns both off).
+    intervals: Mapped[bool] = mapped_column(default=True, server_default=true())
 
     task: Mapped[Task] = relationship(back_populates="phases")
     files: Mapped[list[PhaseFile]] = relationship(order_by="PhaseFile.position")

@@ -105,6 +105,9 @@ class Score(Base):
     breakdown: Mapped[dict[str, Any]] = deferred(mapped_column(JSON, nullable=False))
     #: Per-unit statistics of the report (see ``scorers.base.ScoreReport``), for bootstrap intervals.
     units: Mapped[dict[str, Any]] = deferred(mapped_column(JSON, nullable=False))
+    #: The primary metric's bootstrap interval, computed when the score was recorded
+    #: (``leaderboard.uncertainty.interval_record``); null for scores recorded before intervals were.
+    interval: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

@@ -7,7 +7,7 @@ leaderboard again costs a dictionary lookup until a score lands.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from sqlalchemy.orm import Session
@@ -16,7 +16,8 @@ from app.services.boards.snapshot import BoardSnapshot
 from app.services.submissions.results import current_scores
 from app.storage.types import utcnow
 from leaderboard.exports import documents_csv, documents_json, leaderboard_csv, leaderboard_json
-from leaderboard.tables import Column, leaderboard_table
+from leaderboard.tables import Column, leaderboard_table, percent
+from leaderboard.uncertainty import BoardUncertainty
 from scorers import ScorerDescription
 
 
@@ -29,6 +30,19 @@ class HeaderCell:
 
 
 @dataclass(frozen=True)
+class Whisker:
+    """A compact picture of an entry's interval: x positions (0 to ``WHISKER_WIDTH``) of its ends and its
+    estimate on a scale shared by the board's rows, and the interval in words."""
+
+    low: float
+    high: float
+    estimate: float
+    text: str
+    title: str
+    flagged: bool
+
+
+@dataclass(frozen=True)
 class RowView:
     rank: int
     team: str
@@ -38,6 +52,10 @@ class RowView:
     submission_id: int
     scored_submissions: int
     cells: tuple[str, ...]
+    whisker: Whisker | None = None
+    #: The row's group of statistically tied entries (1 the top), and whether it opens the group.
+    group: int | None = None
+    group_start: bool = False
 
 
 @dataclass(frozen=True)
@@ -45,6 +63,14 @@ class BoardView:
     headers: tuple[HeaderCell, ...]
     rows: tuple[RowView, ...]
     primary_label: str
+    #: The board shows intervals and tied groups (not hidden, not turned off, something ranked).
+    uncertain: bool = False
+    few_units: bool = False
+    groups: int = 0
+
+
+#: The whisker's drawing width in pixels (and its margin at each end).
+WHISKER_WIDTH, WHISKER_MARGIN = 96.0, 3.0
 
 
 def _column_order(columns: tuple[Column, ...], description: ScorerDescription) -> list[int]:
@@ -101,7 +127,49 @@ def board_view(snapshot: BoardSnapshot) -> BoardView:
         for row in board.rows
     )
     primary_label = next((h.label for h in headers if h.primary), primary)
-    return BoardView(headers, rows, primary_label)
+    uncertainty = snapshot.uncertainty
+    if uncertainty is None:
+        return BoardView(headers, rows, primary_label)
+    primary_column = next((c for c in board.columns if c.dimension is None and c.metric == primary), None)
+    whiskers = _whiskers(uncertainty, primary_column.format if primary_column else percent)
+    seen: set[int] = set()
+    placed = []
+    for row in rows:
+        group = uncertainty.group_of(row.submission_id)
+        start = group is not None and group not in seen
+        seen.add(group or 0)
+        placed.append(replace(row, whisker=whiskers.get(row.submission_id), group=group, group_start=start))
+    return BoardView(headers, tuple(placed), primary_label, True, uncertainty.few_units, len(uncertainty.groups))
+
+
+def _whiskers(uncertainty: BoardUncertainty[int], text: Callable[[float | None], str]) -> dict[int, Whisker]:
+    """Each entry's whisker, on the scale from the lowest to the highest end of the board's intervals."""
+    known = {k: i for k, i in uncertainty.intervals.items() if i.low is not None and i.high is not None}
+    if not known:
+        return {}
+    bottom = min(min(i.low or 0.0, i.estimate or 0.0) for i in known.values())
+    top = max(max(i.high or 0.0, i.estimate or 0.0) for i in known.values())
+    span = top - bottom
+
+    def x(value: float) -> float:
+        share = 0.5 if span <= 0 else (value - bottom) / span
+        return round(WHISKER_MARGIN + share * (WHISKER_WIDTH - 2 * WHISKER_MARGIN), 1)
+
+    out = {}
+    for key, i in known.items():
+        assert i.low is not None and i.high is not None
+        words = f"{text(i.low)}–{text(i.high)}"
+        notes = []
+        if i.few_units:
+            notes.append(f"only {i.units} {'unit' if i.units == 1 else 'units'}: says little")
+        if i.zero_width:
+            notes.append("zero width: every resample scored the same")
+        title = f"{round(i.level * 100)}% interval {words} ({i.method}, {i.units} units resampled)"
+        if notes:
+            title += "; " + "; ".join(notes)
+        estimate = i.estimate if i.estimate is not None else (i.low + i.high) / 2
+        out[key] = Whisker(x(i.low), x(i.high), x(estimate), words, title, bool(notes))
+    return out
 
 
 # -- exports --------------------------------------------------------------------------------------------
@@ -115,7 +183,7 @@ def export_name(snapshot: BoardSnapshot, what: str, extension: str) -> str:
 def board_export(snapshot: BoardSnapshot, extension: str) -> bytes:
     """The leaderboard as CSV or JSON (the ``leaderboard.exports`` formats), UTF-8."""
     write = leaderboard_csv if extension == "csv" else leaderboard_json
-    return write(snapshot.description, snapshot.entries).encode("utf-8")
+    return write(snapshot.description, snapshot.entries, uncertainty=snapshot.uncertainty).encode("utf-8")
 
 
 def document_dimension(description: ScorerDescription) -> str:

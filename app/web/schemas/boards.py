@@ -8,12 +8,35 @@ from pydantic import BaseModel, Field
 
 from app.services.boards.snapshot import BoardSnapshot
 from leaderboard.ranking import Entry
+from leaderboard.uncertainty import BoardUncertainty
 
 
 class MetricOut(BaseModel):
     name: str
     meaning: str
     higher_is_better: bool
+
+
+class IntervalOut(BaseModel):
+    """A confidence interval of the primary metric (as a fraction, like the metrics)."""
+
+    low: float | None = Field(description="null when the metric is undefined on too many resamples")
+    high: float | None
+    level: float = Field(description="the confidence level, 0.95")
+    method: str = Field(description="bca-expanded: BCa widened for small samples (leaderboard/bootstrap.py)")
+    units: int = Field(description="how many documents (or groups) were resampled")
+    few_units: bool = Field(description="fewer than 20 units: the interval says little")
+    zero_width: bool = Field(description="every resample scored the same (one unit, identical units, perfect)")
+
+
+class ComparisonOut(BaseModel):
+    """Is the entry ranked k significantly better than the one ranked k+1? Entries by submission id."""
+
+    better: int
+    worse: int
+    p_value: float | None = Field(description="Holm-corrected over the board's comparisons; null if not comparable")
+    significant: bool
+    method: str
 
 
 class EntryOut(BaseModel):
@@ -26,10 +49,13 @@ class EntryOut(BaseModel):
     submitted_at: datetime
     submission_id: int
     scored_submissions: int
+    interval: IntervalOut | None = Field(None, description="the primary metric's 95% interval")
+    tied_group: int | None = Field(None, description="entries of one group cannot be told apart; 1 is the top")
 
     @classmethod
-    def of(cls, entry: Entry) -> EntryOut:
+    def of(cls, entry: Entry, uncertainty: BoardUncertainty[int] | None = None) -> EntryOut:
         c = entry.candidate
+        interval = uncertainty.interval_dict(c.submission_id) if uncertainty else None
         return cls(
             rank=entry.rank,
             team=c.team,
@@ -40,6 +66,8 @@ class EntryOut(BaseModel):
             submitted_at=c.submitted_at,
             submission_id=c.submission_id,
             scored_submissions=entry.scored_submissions,
+            interval=IntervalOut(**interval) if interval else None,
+            tied_group=uncertainty.group_of(c.submission_id) if uncertainty else None,
         )
 
 
@@ -53,11 +81,14 @@ class LeaderboardOut(BaseModel):
     selection: str
     hidden: bool = Field(description="true while the phase's numbers are for organizers only")
     entries: list[EntryOut]
+    intervals: bool = Field(description="the phase shows intervals and comparisons (its bundle may turn them off)")
+    comparisons: list[ComparisonOut] = Field(description="each entry against the next, paired on the same units")
+    few_units: bool = Field(description="some interval rests on fewer than 20 units")
 
     @classmethod
     def of(cls, snapshot: BoardSnapshot) -> LeaderboardOut:
         """The snapshot's ranking as the API answers it (entries only where its viewers may see numbers)."""
-        facts, described = snapshot.facts, snapshot.description
+        facts, described, uncertainty = snapshot.facts, snapshot.description, snapshot.uncertainty
         return cls(
             competition=facts.competition,
             task=facts.task,
@@ -70,5 +101,8 @@ class LeaderboardOut(BaseModel):
             ],
             selection=facts.selection,
             hidden=not facts.metrics_public,
-            entries=[EntryOut.of(entry) for entry in snapshot.entries],
+            entries=[EntryOut.of(entry, snapshot.uncertainty) for entry in snapshot.entries],
+            intervals=facts.intervals,
+            comparisons=[ComparisonOut(**c.to_dict()) for c in uncertainty.comparisons] if uncertainty else [],
+            few_units=bool(uncertainty and uncertainty.few_units),
         )

@@ -76,6 +76,9 @@ class PhaseOut(BaseModel):
     opaque_ids: bool = Field(
         False, description="the ids are the phase's own, not the release's: take them from its inputs file"
     )
+    intervals: bool = Field(
+        True, description="the leaderboard shows 95% intervals and comparisons of neighbours (off by the bundle)"
+    )
     files: list[FileOut] = []
     leaderboard_url: str
     submissions_url: str
@@ -100,6 +103,7 @@ class PhaseOut(BaseModel):
             selection=phase.selection,
             max_upload_bytes=upload_limit(phase, limits),
             opaque_ids=phase.opaque_ids,
+            intervals=phase.intervals,
             files=FileOut.of_files(session, list(phase.files), f"{url}/files"),
             leaderboard_url=f"{url}/leaderboard",
             submissions_url=f"{url}/submissions",

@@ -24,6 +24,7 @@ import pytest
 
 from app.storage.db import Database
 from app.storage.migrate import upgrade
+from leaderboard.exports import UNCERTAINTY_FIELDS
 from tests.app.builders import PASSWORD, bundle_file, make_competition, make_user, phase_spec
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -165,9 +166,13 @@ def test_register_submit_watch_it_scored_find_it_on_the_board_and_export(server:
             browser.close()
     assert rows[0][:5] == ["rank", "team", "system", "submitted_at", "baseline"]
     assert rows[1][:3] == ["1", TEAM, "half right"]
-    assert dict(zip(rows[0][5:], rows[1][5:], strict=True)) == {
+    exported = dict(zip(rows[0][5:], rows[1][5:], strict=True))
+    assert {name: exported.pop(name) for name in ("accuracy", "precision", "recall", "f1")} == {
         "accuracy": "0.5",
         "precision": "0.5",
         "recall": "0.5",
         "f1": "0.5",
     }
+    # Then the primary metric's interval over the 4 instances, flagged as resting on few units.
+    assert set(exported) == set(UNCERTAINTY_FIELDS)
+    assert (exported["interval_units"], exported["interval_few_units"], exported["tied_group"]) == ("4", "true", "1")

@@ -19,6 +19,7 @@ from app.services.competitions.catalog import get_competition
 from app.storage.db import Database
 from app.storage.models import Submission
 from app.storage.types import utcnow
+from leaderboard.exports import UNCERTAINTY_FIELDS
 from tests.app.builders import HALF, PASSWORD, PERFECT, as_bytes, make_competition, make_user, phase_spec
 
 BOARD = "/c/comp/labels/dev"
@@ -103,7 +104,9 @@ def test_the_leaderboard_is_public_with_percentages_arrows_and_links(db: Databas
     rows = re.findall(r"<tr>.*?</tr>", board.text, flags=re.S)[1:]
     cells = [[c.strip() for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", r, flags=re.S)] for r in rows]
     # bob: 4/4 right = 100.00 %; ada: 2/4 = 50.00 %
-    assert [(c[0], c[1], c[-1]) for c in cells] == [("1", "bob", "100.00"), ("2", "ada", "50.00")]
+    assert [(c[0], c[1], c[4]) for c in cells] == [("1", "bob", "100.00"), ("2", "ada", "50.00")]
+    # Four labels cannot tell 4 right from 2 right: one tied group, in the last column.
+    assert [c[-1] for c in cells] == ["1", "1"]
     assert "accuracy ↑" in board.text
     assert f'<a href="/submissions/{bob_perfect}">oracle</a>' in board.text
     assert 'class="table-scroll"' in board.text  # scrolls sideways on a phone
@@ -140,7 +143,7 @@ def test_the_leaderboard_changes_as_soon_as_a_score_lands(db: Database, client: 
     wait(client)
     client.cookies.clear()
     assert "50.00" in client.get(BOARD).text
-    assert client.get(f"{BOARD}/leaderboard.csv").text.splitlines()[1].endswith(",false,0.5")
+    assert client.get(f"{BOARD}/leaderboard.csv").text.splitlines()[1].split(",")[4:6] == ["false", "0.5"]
 
 
 # -- exports ---------------------------------------------------------------------------------------------
@@ -155,9 +158,11 @@ def test_exports_of_the_leaderboard_and_the_per_document_scores(db: Database, cl
     board = client.get(f"{BOARD}/leaderboard.csv")
     assert board.headers["content-disposition"] == 'attachment; filename="comp-labels-dev-leaderboard.csv"'
     rows = list(csv.reader(io.StringIO(board.text)))
-    assert rows[0] == ["rank", "team", "system", "submitted_at", "baseline", "accuracy"]
+    assert rows[0] == ["rank", "team", "system", "submitted_at", "baseline", "accuracy", *UNCERTAINTY_FIELDS]
     assert rows[1][:3] == ["1", "ada", "'=cmd"]  # a formula-like name is defused for spreadsheets
-    assert rows[1][4:] == ["false", "0.5"]
+    assert rows[1][4:6] == ["false", "0.5"]
+    # The interval of 4 labels: flagged as resting on few units, not of zero width; one tied group.
+    assert rows[1][8:] == ["0.95", "bca-expanded", "4", "true", "false", "1"]
     data = client.get(f"{BOARD}/leaderboard.json").json()
     assert [(e["rank"], e["team"], e["metrics"]) for e in data["entries"]] == [(1, "ada", {"accuracy": 0.5})]
     documents = list(csv.reader(io.StringIO(client.get(f"{BOARD}/documents.csv").text)))

@@ -188,6 +188,7 @@ def test_minimal_bundle_takes_the_defaults(tmp_path: Path) -> None:
         None,
     )
     assert (phase.visibility, phase.selection, phase.public_files) == ("public", "best", ())
+    assert (phase.opaque_ids, phase.intervals) == (False, True)  # intervals are on unless turned off
     assert (phase.gold.name, phase.gold.data) == ("gold.tsv", GOLD_TSV)
     assert phase.gold.sha256 == hashlib.sha256(GOLD_TSV).hexdigest()
 

@@ -286,3 +286,10 @@ def test_opaque_ids_must_be_a_flag_of_a_scorer_whose_ids_can_be_replaced(
 ) -> None:
     folder = write_bundle(tmp_path, with_phase(opaque_ids=value))
     assert problems_of(folder) == [("tasks[0].phases[0].opaque_ids", message)]
+
+
+def test_intervals_are_a_flag_read_as_given(tmp_path: Path) -> None:
+    folder = write_bundle(tmp_path / "off", with_phase(intervals=False))
+    assert load_bundle(folder).tasks[0].phases[0].intervals is False
+    folder = write_bundle(tmp_path / "bad", with_phase(intervals="off"))
+    assert problems_of(folder) == [("tasks[0].phases[0].intervals", "expected true or false, found text ('off')")]

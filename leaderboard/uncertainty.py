@@ -1,0 +1,118 @@
+"""A board's uncertainty: each entry's interval of the primary metric, its neighbour comparisons and the
+groups of statistically tied systems, from the entries' stored unit statistics.
+
+An interval stored with the score (computed once, when the submission was scored) is taken as it is; an
+entry without one (scored before intervals were stored) gets one computed here from its units, with the
+same seed, so both ways give the same numbers. Comparisons need both systems' units, so they are always
+computed here: ``compare_neighbours`` on the board's order, Holm-corrected, then ``tied_groups``.
+
+Keys are whatever identifies an entry to the caller (the application uses submission ids).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from leaderboard.bootstrap import DEFAULT_METHOD, Interval, bootstrap_interval
+from leaderboard.resampling import Resamplable, UnitStats, seed_for
+from leaderboard.significance import METHOD, Comparison, compare_neighbours, tied_groups
+
+K = TypeVar("K", bound=Hashable)
+
+LEVEL = 0.95
+REPLICATES = 1000
+
+
+def phase_seed(competition: str, task: str, phase: str) -> int:
+    """A phase's resampling seed, from its slugs: the scoring job and the board use the same one."""
+    return seed_for(competition, task, phase)
+
+
+def interval_for(scorer: Resamplable, units: Mapping[str, UnitStats], metric: str, *, seed: int) -> Interval | None:
+    """The board's interval of ``metric`` over ``units`` (None without units): what a score stores."""
+    if not units:
+        return None
+    return bootstrap_interval(scorer, units, metric, level=LEVEL, replicates=REPLICATES, seed=seed)
+
+
+def stored_interval(data: Mapping[str, Any] | None, metric: str) -> Interval | None:
+    """A stored interval (``{"metric", **Interval.to_dict()}``) if it is one of ``metric`` made the board's way."""
+    if not data or data.get("metric") != metric:
+        return None
+    try:
+        interval = Interval.from_dict(data)
+    except (KeyError, TypeError, ValueError):
+        return None
+    same_way = (interval.level, interval.method, interval.replicates) == (LEVEL, DEFAULT_METHOD, REPLICATES)
+    return interval if same_way else None
+
+
+def interval_record(interval: Interval | None, metric: str) -> dict[str, Any] | None:
+    """What a score stores of its interval (plain JSON data; ``stored_interval`` reads it back)."""
+    return None if interval is None else {"metric": metric, **interval.to_dict()}
+
+
+@dataclass(frozen=True)
+class BoardUncertainty(Generic[K]):
+    """Intervals by entry, comparisons of neighbours (board order) and tied groups (board order)."""
+
+    metric: str
+    intervals: Mapping[K, Interval]
+    comparisons: tuple[Comparison[K], ...]
+    groups: tuple[tuple[K, ...], ...]
+    #: Entries whose interval was computed here, not read from their score.
+    computed: int = 0
+
+    @property
+    def method(self) -> str:
+        return METHOD
+
+    @property
+    def few_units(self) -> bool:
+        """Some interval rests on fewer than ``FEW_UNITS`` units."""
+        return any(i.few_units for i in self.intervals.values())
+
+    def group_of(self, key: K) -> int | None:
+        """The entry's group number, 1 for the top group."""
+        return next((n for n, group in enumerate(self.groups, start=1) if key in group), None)
+
+    def interval_dict(self, key: K) -> dict[str, Any] | None:
+        """``{"low", "high", "level", "method", "units", "few_units", "zero_width"}`` of the entry's interval."""
+        interval = self.intervals.get(key)
+        if interval is None:
+            return None
+        return {
+            "low": interval.low,
+            "high": interval.high,
+            "level": interval.level,
+            "method": interval.method,
+            "units": interval.units,
+            "few_units": interval.few_units,
+            "zero_width": interval.zero_width,
+        }
+
+
+def board_uncertainty(
+    scorer: Resamplable,
+    entries: Sequence[tuple[K, Mapping[str, UnitStats] | None]],
+    metric: str,
+    *,
+    seed: int,
+    stored: Mapping[K, Interval] | None = None,
+) -> BoardUncertainty[K]:
+    """The uncertainty of a board whose ``entries`` are (key, units) in board order."""
+    known = stored or {}
+    intervals: dict[K, Interval] = {}
+    computed = 0
+    for key, units in entries:
+        interval = known.get(key)
+        if interval is None and units:
+            interval = interval_for(scorer, units, metric, seed=seed)
+            computed += 1
+        if interval is not None:
+            intervals[key] = interval
+    comparisons = compare_neighbours(scorer, entries, metric, level=LEVEL, seed=seed)
+    groups = tied_groups([key for key, _ in entries], comparisons)
+    return BoardUncertainty(metric, intervals, tuple(comparisons), tuple(tuple(g) for g in groups), computed)

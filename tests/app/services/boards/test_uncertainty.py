@@ -1,0 +1,112 @@
+"""Intervals and comparisons on boards built from stored scores: computed once when a submission is
+scored and stored beside its score, computed from the units for scores stored without one (the same
+numbers), a rescore stores one again, nothing for the public of a hidden phase, nothing when turned off."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select, update
+
+from app.config import Settings
+from app.services.accounts.users import find_user
+from app.services.competitions import catalog
+from app.services.jobs.kinds import JobContext
+from app.services.scoring.gold import GoldCache
+from app.services.scoring.job import score_submission
+from app.services.submissions import changes
+from app.storage.db import Database
+from app.storage.models import Score
+from leaderboard.uncertainty import REPLICATES
+from tests.app.builders import HALF, PERFECT
+from tests.app.labels_scorer import LabelScorer
+from tests.app.services.boards.test_standings import QUARTER, board, scored, setup
+
+
+def stored(db: Database, submission_id: int) -> list[dict[str, Any] | None]:
+    """The interval stored with each round's score, oldest round first."""
+    with db.session() as session:
+        query = select(Score.interval).where(Score.submission_id == submission_id).order_by(Score.round)
+        return list(session.scalars(query))
+
+
+def test_scoring_stores_the_interval_the_board_shows(db: Database, labels: type[LabelScorer]) -> None:
+    setup(db)
+    half = scored(db, "ada", HALF, 1)
+    quarter = scored(db, "bob", QUARTER, 2)
+    (record,) = stored(db, half)
+    assert record is not None
+    assert (record["metric"], record["units"], record["replicates"], record["method"]) == (
+        "accuracy",
+        4,
+        REPLICATES,
+        "bca-expanded",
+    )
+    assert record["estimate"] == 0.5 and record["low"] < 0.5 < record["high"]
+    answer = board(db)
+    first, second = answer["entries"]
+    assert first["submission_id"] == half and second["submission_id"] == quarter
+    assert first["interval"] == {
+        "low": record["low"],
+        "high": record["high"],
+        "level": 0.95,
+        "method": "bca-expanded",
+        "units": 4,
+        "few_units": True,
+        "zero_width": False,
+    }
+    assert answer["few_units"] and answer["intervals"]
+    (comparison,) = answer["comparisons"]
+    assert (comparison["better"], comparison["worse"]) == (half, quarter)
+    # Four labels cannot tell 2 right from 1 right: the two are tied, in one group.
+    assert not comparison["significant"] and comparison["p_value"] > 0.05
+    assert [e["tied_group"] for e in answer["entries"]] == [1, 1]
+
+
+def test_a_score_stored_without_an_interval_gets_the_same_one_from_its_units(
+    db: Database, labels: type[LabelScorer]
+) -> None:
+    setup(db)
+    half = scored(db, "ada", HALF, 1)
+    scored(db, "bob", PERFECT, 2)
+    before = board(db)["entries"]
+    with db.session() as session:  # a score recorded before intervals were stored
+        session.execute(update(Score).values(interval=None).execution_options(synchronize_session=False))
+        session.commit()
+    assert stored(db, half) == [None]
+    assert board(db)["entries"] == before
+    # Rescoring stores one again, in the new round; the old score is left as it was.
+    with db.session() as session:
+        changes.rescore(session, find_user(session, "olga"), half)
+        session.commit()
+    score_submission(JobContext(db, Settings(database_url=db.url), GoldCache()), half)
+    old, new = stored(db, half)
+    assert old is None and new is not None and new["low"] == before[1]["interval"]["low"]
+
+
+def test_the_public_of_a_hidden_phase_gets_no_interval_nor_comparison(db: Database, labels: type[LabelScorer]) -> None:
+    setup(db, visibility="hidden")
+    half = scored(db, "ada", HALF, 1)
+    scored(db, "bob", PERFECT, 2)
+    public = board(db)
+    assert (public["entries"], public["comparisons"], public["few_units"]) == ([], [], False)
+    organizers = board(db, "olga")
+    assert [e["interval"] is not None for e in organizers["entries"]] == [True, True]
+    assert len(organizers["comparisons"]) == 1
+    with db.session() as session:
+        catalog.reveal_phase(session, find_user(session, "olga"), catalog.get_phase(session, "comp", "labels", "dev"))
+        session.commit()
+    revealed = board(db)
+    assert revealed["entries"] == organizers["entries"] and revealed["comparisons"] == organizers["comparisons"]
+    assert stored(db, half)[0] is not None
+
+
+def test_a_phase_without_intervals_stores_and_shows_none(db: Database, labels: type[LabelScorer]) -> None:
+    setup(db, intervals=False)
+    half = scored(db, "ada", HALF, 1)
+    scored(db, "bob", PERFECT, 2)
+    answer = board(db)
+    assert stored(db, half) == [None]
+    assert [e["interval"] for e in answer["entries"]] == [None, None]
+    assert [e["tied_group"] for e in answer["entries"]] == [None, None]
+    assert (answer["comparisons"], answer["intervals"], answer["few_units"]) == ([], False, False)

@@ -1,0 +1,124 @@
+"""A board's uncertainty: stored intervals are taken as they are, missing ones are computed the way a score
+stores them, neighbours are compared on their units and cut into tied groups; and the exports carry it all."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+
+from leaderboard.bootstrap import Interval
+from leaderboard.exports import UNCERTAINTY_FIELDS, leaderboard_csv, leaderboard_json
+from leaderboard.ranking import Entry, Rules, rank
+from leaderboard.uncertainty import (
+    LEVEL,
+    REPLICATES,
+    board_uncertainty,
+    interval_for,
+    interval_record,
+    phase_seed,
+    stored_interval,
+)
+from tests.leaderboard.builders import describe, make_candidate
+from tests.leaderboard.systems import MicroF1, count_units, documents
+
+SEED = phase_seed("c", "t", "p")
+DESCRIPTION = describe()
+F1 = MicroF1()
+
+
+def _system(seed: int, hit_rate: float, n: int = 40) -> dict[str, dict[str, int]]:
+    return count_units(documents(np.random.default_rng(seed), n, hit_rate))
+
+
+GOOD, ALSO_GOOD, POOR = _system(1, 0.9), _system(1, 0.89), _system(1, 0.3)
+
+
+def test_a_stored_interval_reads_back_only_if_made_the_boards_way() -> None:
+    interval = interval_for(F1, GOOD, "f1", seed=SEED)
+    assert interval is not None and (interval.level, interval.replicates) == (LEVEL, REPLICATES)
+    record = interval_record(interval, "f1")
+    assert stored_interval(json.loads(json.dumps(record)), "f1") == interval
+    assert stored_interval(record, "precision") is None  # another metric's interval is not this one's
+    assert stored_interval({**(record or {}), "replicates": 10}, "f1") is None
+    assert stored_interval({"metric": "f1", "low": 0.1}, "f1") is None  # damaged: computed again
+    assert stored_interval(None, "f1") is None
+    assert interval_for(F1, {}, "f1", seed=SEED) is None
+
+
+def test_missing_intervals_are_computed_as_the_score_would_have_stored_them() -> None:
+    stored = {1: interval_for(F1, GOOD, "f1", seed=SEED)}
+    assert stored[1] is not None
+    board = board_uncertainty(F1, [(1, GOOD), (2, POOR)], "f1", seed=SEED, stored=stored)  # type: ignore[arg-type]
+    assert board.computed == 1
+    assert board.intervals[1] is stored[1]
+    assert board.intervals[2] == interval_for(F1, POOR, "f1", seed=SEED)
+    # A stored interval is not recomputed: a marker value proves which one the board shows.
+    marker = Interval(0.5, 0.1, 0.2, LEVEL, "bca-expanded", 40, 1, REPLICATES, 0)
+    assert board_uncertainty(F1, [(1, GOOD)], "f1", seed=SEED, stored={1: marker}).intervals[1] is marker
+
+
+def test_neighbours_are_compared_and_grouped() -> None:
+    board = board_uncertainty(F1, [(1, GOOD), (2, ALSO_GOOD), (3, POOR)], "f1", seed=SEED)
+    first, second = board.comparisons
+    assert (first.better, first.worse, second.better, second.worse) == (1, 2, 2, 3)
+    assert not first.significant and first.p_value is not None and first.p_value > 0.05
+    assert second.significant and second.p_value is not None and second.p_value <= 0.05
+    assert board.groups == ((1, 2), (3,))
+    assert [board.group_of(k) for k in (1, 2, 3)] == [1, 1, 2]
+    # Forty documents each: no interval is flagged as resting on few units.
+    assert not board.few_units and board.interval_dict(1)["few_units"] is False  # type: ignore[index]
+
+
+def test_an_entry_without_units_has_no_interval_and_draws_a_boundary() -> None:
+    board = board_uncertainty(F1, [(1, GOOD), (2, None), (3, ALSO_GOOD)], "f1", seed=SEED)
+    assert set(board.intervals) == {1, 3} and board.interval_dict(2) is None
+    assert [c.p_value for c in board.comparisons] == [None, None]
+    assert board.groups == ((1,), (2,), (3,))
+
+
+def test_few_units_and_zero_width_are_flagged() -> None:
+    perfect = count_units([[3, 3, 3]] * 5)
+    board = board_uncertainty(F1, [(1, perfect)], "f1", seed=SEED)
+    shown = board.interval_dict(1)
+    assert shown == {
+        "low": 1.0,
+        "high": 1.0,
+        "level": 0.95,
+        "method": "bca-expanded",
+        "units": 5,
+        "few_units": True,
+        "zero_width": True,
+    }
+    assert board.few_units
+
+
+@pytest.fixture
+def board_entries() -> list[Entry]:
+    candidates = [make_candidate(1, "a", 0, {"mean": 0.9, "error": 0.1}), make_candidate(2, "b", 1, {"mean": 0.3})]
+    return rank(candidates, Rules.from_description(DESCRIPTION))
+
+
+def test_exports_carry_the_intervals_groups_and_comparisons(board_entries: list[Entry]) -> None:
+    ids = [e.candidate.submission_id for e in board_entries]
+    board = board_uncertainty(F1, [(ids[0], GOOD), (ids[1], POOR)], "f1", seed=SEED)
+    rows = list(csv.DictReader(io.StringIO(leaderboard_csv(DESCRIPTION, board_entries, uncertainty=board))))
+    assert set(UNCERTAINTY_FIELDS) <= set(rows[0])
+    for row, sid in zip(rows, ids, strict=True):
+        interval = board.intervals[sid]
+        assert float(row["interval_low"]) == interval.low and float(row["interval_high"]) == interval.high
+        assert (row["interval_level"], row["interval_method"], row["interval_units"]) == ("0.95", "bca-expanded", "40")
+        assert (row["interval_few_units"], row["interval_zero_width"]) == ("false", "false")
+    assert [row["tied_group"] for row in rows] == ["1", "2"]
+    document = json.loads(leaderboard_json(DESCRIPTION, board_entries, uncertainty=board))
+    assert document["entries"][0]["interval"] == board.interval_dict(ids[0])
+    assert [e["tied_group"] for e in document["entries"]] == [1, 2]
+    (comparison,) = document["comparisons"]
+    assert (comparison["better"], comparison["worse"], comparison["significant"]) == (ids[0], ids[1], True)
+    assert comparison["method"].startswith("paired approximate randomization")
+    # Without uncertainty the exports are as before.
+    assert "tied_group" not in leaderboard_csv(DESCRIPTION, board_entries).splitlines()[0]
+    assert "comparisons" not in json.loads(leaderboard_json(DESCRIPTION, board_entries))
