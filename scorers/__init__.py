@@ -11,6 +11,7 @@ from scorers.description import ScorerDescription
 from scorers.errors import (
     InvalidGold,
     InvalidSubmission,
+    NoSample,
     OptionsError,
     Problem,
     ScorerError,
@@ -24,6 +25,7 @@ __all__ = [
     "InvalidGold",
     "InvalidSubmission",
     "MetricSpec",
+    "NoSample",
     "OptionSpec",
     "OptionsError",
     "Problem",

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from scorers.description import MetricSpec as MetricSpec
 from scorers.description import ScorerDescription
-from scorers.errors import OptionsError
+from scorers.errors import NoSample, OptionsError
 from scorers.io import gc_paused, unpack_submission
 from scorers.options import OptionSpec as OptionSpec
 from scorers.options import check_type, resolve
@@ -118,6 +118,9 @@ class Scorer(ABC, Generic[G, P, S]):
     submission_filename: ClassVar[str] = "submission.json"
     #: What one unit of ``unit_stats`` is, for people (``document``, ``group``).
     unit: ClassVar[str] = "document"
+    #: The key of ``breakdown`` that holds one row per document (or group, query, frame): the one source the
+    #: per-document downloads and chart read. The default ``breakdown`` writes it; an override must too.
+    per_unit_breakdown: ClassVar[str | None] = "document"
     #: Breakdown dimensions whose columns a leaderboard may show next to the metrics.
     leaderboard_breakdowns: ClassVar[tuple[str, ...]] = ()
 
@@ -163,6 +166,7 @@ class Scorer(ABC, Generic[G, P, S]):
             submission_format=cls.submission_format,
             submission_filename=cls.submission_filename,
             unit=cls.unit,
+            per_unit_breakdown=cls.per_unit_breakdown,
             leaderboard_breakdowns=tuple(cls.leaderboard_breakdowns),
         )
 
@@ -213,8 +217,20 @@ class Scorer(ABC, Generic[G, P, S]):
         return None
 
     def breakdown(self, gold: G, submission: S, stats: Mapping[str, UnitStats]) -> Breakdown:
-        """Breakdown tables; the default is one row per unit. Subclasses add their dimensions."""
-        return {self.unit: {key: self.aggregate([value]) for key, value in stats.items()}}
+        """Breakdown tables; the default is one row per unit under ``per_unit_breakdown``. Subclasses add theirs."""
+        if self.per_unit_breakdown is None:
+            return {}
+        return {self.per_unit_breakdown: {key: self.aggregate([value]) for key, value in stats.items()}}
+
+    # -- the sample submission --------------------------------------------------------------
+    def sample_submission(self, public: P) -> bytes:
+        """A file in the submission format, valid for ``public`` and built from it alone (every label 0,
+        every candidate scored 0, empty predictions): what a participant uploads first to see the format work.
+
+        It depends on the public view only, so two golds with the same public inputs give the same bytes.
+        A scorer that cannot build one raises ``NoSample`` saying why (the default).
+        """
+        raise NoSample(f"the scorer {self.name} cannot build a sample submission from the public inputs")
 
     # -- conveniences ---------------------------------------------------------------------
     # The statistics, tables and breakdowns of thousands of units are many small containers, and a collector

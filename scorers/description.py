@@ -47,6 +47,9 @@ class ScorerDescription:
     unit: str
     #: Breakdown dimensions whose columns a leaderboard may show next to the metrics.
     leaderboard_breakdowns: tuple[str, ...]
+    #: The breakdown dimension with one row per document (or group, query, frame) that the per-document
+    #: downloads and chart read; None where the scorer stores no such rows (a row per item would tell the answers).
+    per_unit_breakdown: str | None = "document"
 
     def metric(self, name: str) -> MetricSpec | None:
         """The declared metric ``name``, or None."""
@@ -74,5 +77,6 @@ class ScorerDescription:
             "submission_format": self.submission_format,
             "submission_filename": self.submission_filename,
             "unit": self.unit,
+            "per_unit_breakdown": self.per_unit_breakdown,
             "leaderboard_breakdowns": list(self.leaderboard_breakdowns),
         }

@@ -7,6 +7,7 @@ Hierarchy::
     │   ├── InvalidGold
     │   └── InvalidSubmission
     ├── OptionsError            scorer options that are unknown or of the wrong type
+    ├── NoSample                a scorer that cannot build a sample submission from public inputs
     └── UnknownScorer           a name that is not in the registry
 
 A ``ValidationError`` carries the list of problems, each naming its place (line, key) and
@@ -39,6 +40,10 @@ class ScorerError(Exception):
 
 class OptionsError(ScorerError):
     """Scorer options that are unknown or have the wrong type."""
+
+
+class NoSample(ScorerError):
+    """A scorer that cannot build a sample submission from the public inputs alone (its message says why)."""
 
 
 class UnknownScorer(ScorerError):

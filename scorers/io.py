@@ -23,7 +23,7 @@ import threading
 import zipfile
 import zlib
 from _json import scanstring  # what json's own object parser reads keys with (json.decoder has it untyped)
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from scorers.errors import InvalidSubmission, Problem, Problems, ValidationError
@@ -306,6 +306,26 @@ def iter_delimited(data: bytes, error: type[ValidationError], delimiter: str) ->
         # The decoder read ahead by a chunk and counts from there: decoding the whole text names the place.
         decode_text(data, error)
         raise
+
+
+# -- writing: the sample submissions (``Scorer.sample_submission``) ------------------------------------------
+
+
+def json_bytes(value: Any) -> bytes:
+    """``value`` as one UTF-8 JSON document, a newline at the end."""
+    return (json.dumps(value, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def json_lines_bytes(values: Iterable[Any]) -> bytes:
+    """One JSON document per line, UTF-8."""
+    return "".join(json.dumps(value, ensure_ascii=False) + "\n" for value in values).encode("utf-8")
+
+
+def delimited_bytes(rows: Iterable[Sequence[Any]], delimiter: str) -> bytes:
+    """Rows as a delimited file (TSV, CSV) with the double-quote quoting ``iter_delimited`` reads back."""
+    out = io.StringIO()
+    csv.writer(out, delimiter=delimiter, quotechar='"', lineterminator="\n").writerows(rows)
+    return out.getvalue().encode("utf-8")
 
 
 def read_tsv(data: bytes, error: type[ValidationError]) -> list[list[str]]:

@@ -101,6 +101,11 @@ class Classification(KeyedScorer[str]):
     def convert(value: Any) -> str | None:
         return tables.label(value)
 
+    def sample_value(self) -> str:
+        """The first label of the ``labels`` option, else ``"0"``."""
+        allowed = self.config["labels"]
+        return str(allowed[0]) if allowed else "0"
+
     def check_values(self, values: Mapping[str, str], problems: Problems) -> None:
         allowed = self.config["labels"]
         if allowed is not None:

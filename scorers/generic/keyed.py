@@ -22,6 +22,7 @@ from scorers.families.averaging import nested_mean
 from scorers.families.weighted import WeightedMetric
 from scorers.generic import tables
 from scorers.generic.tables import Layout, Table
+from scorers.io import delimited_bytes, json_lines_bytes
 
 V = TypeVar("V")
 
@@ -65,6 +66,8 @@ class KeyedScorer(Scorer[KeyedGold[V], PublicIds, dict[str, V]], Generic[V]):
     #: The metric names, in reporting order (``primary_metric`` picks one of them).
     metric_names: ClassVar[tuple[str, ...]]
     unit: ClassVar[str] = "item or group"
+    #: Written with ``group_by`` only: a row per item would tell its answer.
+    per_unit_breakdown: ClassVar[str] = "group"
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -95,6 +98,10 @@ class KeyedScorer(Scorer[KeyedGold[V], PublicIds, dict[str, V]], Generic[V]):
         """Further checks of the values of a gold or submission (adding to ``problems``); none by default."""
 
     @abstractmethod
+    def sample_value(self) -> V:
+        """The value every item of the sample submission gets (a label, a number)."""
+
+    @abstractmethod
     def score_items(self, items: Iterable[tuple[Any, V, V]]) -> dict[Any, dict[str, float]]:
         """The metrics of each group of ``(group, gold, predicted)`` items."""
 
@@ -120,6 +127,14 @@ class KeyedScorer(Scorer[KeyedGold[V], PublicIds, dict[str, V]], Generic[V]):
         self.check_values(read.values, problems)
         problems.raise_if_any()
         return read.values
+
+    def sample_submission(self, public: PublicIds) -> bytes:
+        """Every id with ``sample_value``, in the gold's format with its id and value columns."""
+        value, (id_column, value_column) = self.sample_value(), (self.layout.id_column, self.layout.value_column)
+        if self.layout.format == "jsonl":
+            return json_lines_bytes({id_column: key, value_column: value} for key in public.ids)
+        rows = [(id_column, value_column), *((key, value) for key in public.ids)]
+        return delimited_bytes(rows, "\t" if self.layout.format == "tsv" else ",")
 
     def unit_stats(self, gold: KeyedGold[V], submission: dict[str, V]) -> dict[str, UnitStats]:
         values = gold.table.values
@@ -164,5 +179,5 @@ class KeyedScorer(Scorer[KeyedGold[V], PublicIds, dict[str, V]], Generic[V]):
         names = self.metric_names
         return {
             first: {v: nested_mean(by_first[v], names, levels) for v in sorted(by_first)},
-            "group": {key: {m: float(stats[key][m]) for m in names} for key in sorted(stats)},
+            self.per_unit_breakdown: {key: {m: float(stats[key][m]) for m in names} for key in sorted(stats)},
         }

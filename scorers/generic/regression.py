@@ -63,6 +63,9 @@ class Regression(KeyedScorer[float]):
     def convert(value: Any) -> float | None:
         return tables.number(value)
 
+    def sample_value(self) -> float:
+        return 0.0
+
     @classmethod
     def check_option(cls, name: str, value: Any) -> Any:
         if name == "higher_is_better" and value is not None and not isinstance(value, bool):

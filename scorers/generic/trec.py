@@ -34,6 +34,9 @@ from scorers.families.weighted import WeightedMetric
 from scorers.generic.trec_format import Qrels, Run, parse_qrels, parse_run
 from scorers.registry import register
 
+#: The document the sample run ranks for every query.
+SAMPLE_DOCNO = "sample-document"
+
 #: Documents handed to pytrec_eval at a time: its input dictionaries cost about 150 bytes a document.
 BATCH_DOCUMENTS = 20_000
 DEFAULT_MEASURES = ["map", "P_10", "ndcg_cut_10", "recip_rank"]
@@ -90,6 +93,8 @@ class Trec(Scorer[Qrels, PublicIds, Run]):
     )
     submission_filename = "run.txt"
     unit: ClassVar[str] = "query"
+    #: Written with the ``per_query`` option only.
+    per_unit_breakdown: ClassVar[str] = "query"
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -131,6 +136,12 @@ class Trec(Scorer[Qrels, PublicIds, Run]):
             reject_unknown=self.config["reject_unknown_queries"],
             require_all=self.config["require_all_queries"],
         )
+
+    def sample_submission(self, public: PublicIds) -> bytes:
+        """One line per query ranking one placeholder document with score 0 (the documents are not part of
+        the public view; a run needs a line per query, and a document the qrels do not judge counts as not
+        relevant)."""
+        return "".join(f"{query} Q0 {SAMPLE_DOCNO} 1 0 sample\n" for query in public.ids).encode("utf-8")
 
     def unit_stats(self, gold: Qrels, submission: Run) -> dict[str, UnitStats]:
         stats: dict[str, UnitStats] = {}
@@ -185,4 +196,5 @@ class Trec(Scorer[Qrels, PublicIds, Run]):
     def breakdown(self, gold: Qrels, submission: Run, stats: Mapping[str, UnitStats]) -> Breakdown:
         if not self.config["per_query"]:
             return {}
-        return {"query": {query: trec_measures.query_values(record, self.measures) for query, record in stats.items()}}
+        rows = {query: trec_measures.query_values(record, self.measures) for query, record in stats.items()}
+        return {self.per_unit_breakdown: rows}

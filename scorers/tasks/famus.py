@@ -72,6 +72,7 @@ from scorers.base import Breakdown, MetricSpec, OptionSpec, PublicIds, Scorer, U
 from scorers.families import binary, weighted
 from scorers.families.ceaf import SIMILARITIES, CeafRmeOptions, Template, micro_scores, role_scores, score_document
 from scorers.families.weighted import WeightedMetric
+from scorers.io import json_bytes
 from scorers.registry import register
 from scorers.tasks.famus_format import (
     CdaeGold,
@@ -126,6 +127,7 @@ class FamusCdaeScorer(Scorer[CdaeGold, PublicIds, dict[str, list[Template]]]):
     submission_format = 'JSON object {docid: [{"incident_type": frame, role: [["text"], ...]}, ...]}'
     submission_filename = "submission.json"
     unit = "document"
+    per_unit_breakdown: ClassVar[str] = "document"
     leaderboard_breakdowns: ClassVar[tuple[str, ...]] = ()
 
     @property
@@ -151,6 +153,10 @@ class FamusCdaeScorer(Scorer[CdaeGold, PublicIds, dict[str, list[Template]]]):
             data, public, join=self.config["join_substrings"], limits=CdaeLimits.from_config(self.config)
         )
 
+    def sample_submission(self, public: PublicIds) -> bytes:
+        """Every document with no template."""
+        return json_bytes({docid: [] for docid in public.ids})
+
     def unit_stats(self, gold: CdaeGold, submission: dict[str, list[Template]]) -> dict[str, UnitStats]:
         options = self._ceaf_options
         out: dict[str, UnitStats] = {}
@@ -175,7 +181,7 @@ class FamusCdaeScorer(Scorer[CdaeGold, PublicIds, dict[str, list[Template]]]):
     ) -> Breakdown:
         return {
             "role": role_scores(stats.values(), SIMILARITIES, PREFIX),
-            "document": {docid: self.aggregate([value]) for docid, value in stats.items()},
+            self.per_unit_breakdown: {docid: self.aggregate([value]) for docid, value in stats.items()},
         }
 
 
@@ -198,6 +204,8 @@ class FamusSvScorer(Scorer[SvGold, PublicIds, dict[str, int]]):
     submission_format = "JSON object {instance_id: 0 or 1} (true/false accepted)"
     submission_filename = "submission.json"
     unit = "instance"
+    # One row per instance would tell its label; frames group instances meaningfully.
+    per_unit_breakdown: ClassVar[str] = "frame"
     leaderboard_breakdowns: ClassVar[tuple[str, ...]] = ()
 
     def parse_gold(self, data: bytes) -> SvGold:
@@ -208,6 +216,10 @@ class FamusSvScorer(Scorer[SvGold, PublicIds, dict[str, int]]):
 
     def parse_submission(self, data: bytes, public: PublicIds) -> dict[str, int]:
         return parse_sv_submission(data, public)
+
+    def sample_submission(self, public: PublicIds) -> bytes:
+        """Every instance labelled 0."""
+        return json_bytes(dict.fromkeys(public.ids, 0))
 
     def unit_stats(self, gold: SvGold, submission: dict[str, int]) -> dict[str, UnitStats]:
         return {instance: binary.unit_stats(label, submission[instance]) for instance, label in gold.labels.items()}
@@ -226,4 +238,4 @@ class FamusSvScorer(Scorer[SvGold, PublicIds, dict[str, int]]):
         )
         if not by_frame:
             return {}
-        return {"frame": {frame: by_frame[frame] for frame in sorted(by_frame)}}
+        return {self.per_unit_breakdown: {frame: by_frame[frame] for frame in sorted(by_frame)}}

@@ -65,6 +65,7 @@ from scorers.errors import OptionsError
 from scorers.families import weighted
 from scorers.families.spans import SpanCounts, prf_metrics, sum_tables, sum_triples
 from scorers.families.weighted import WeightedMetric
+from scorers.io import json_lines_bytes
 from scorers.registry import register
 from scorers.tasks import scier_format
 from scorers.tasks.limits import check_limit
@@ -123,6 +124,14 @@ class _SciERScorer(Scorer[SciERGold, SciERPublic, SciERSubmission]):
             with_entities=self.with_entities,
             symmetric=scier_format.symmetric_labels(self.config),
             limits=RowLimits.from_config(self.config),
+        )
+
+    def sample_submission(self, public: SciERPublic) -> bytes:
+        """A line per document predicting nothing: an empty list per sentence."""
+        keys = ("predicted_ner", "predicted_relations") if self.with_entities else ("predicted_relations",)
+        return json_lines_bytes(
+            {"doc_id": doc_id, **{key: [[] for _ in doc.bounds] for key in keys}}
+            for doc_id, doc in public.documents.items()
         )
 
     def weighted_metric(self, stats: Sequence[UnitStats], metric: str) -> WeightedMetric:

@@ -66,6 +66,7 @@ from scorers.errors import InvalidGold, OptionsError, Problem
 from scorers.families import classification, ranking, weighted
 from scorers.families.averaging import nested_mean
 from scorers.families.weighted import WeightedMetric
+from scorers.io import json_bytes
 from scorers.registry import register
 from scorers.tasks import svident_format
 from scorers.tasks.limits import check_limit
@@ -96,6 +97,7 @@ class _SvIdentScorer(Scorer[SvIdentGold, PublicIds, S], Generic[S]):
     """What both tasks share: the gold, grouping by (lang, doc_id) and averaging groups, then languages."""
 
     unit: ClassVar[str] = "group"
+    per_unit_breakdown: ClassVar[str] = "document"
     leaderboard_breakdowns: ClassVar[tuple[str, ...]] = ("language",)
     gold_format: ClassVar[str] = GOLD_FORMAT
     submission_filename: ClassVar[str] = "submission.json"
@@ -137,7 +139,7 @@ class _SvIdentScorer(Scorer[SvIdentGold, PublicIds, S], Generic[S]):
             by_language.setdefault(value["language"], []).append(value)
         return {
             "language": {lang: nested_mean(by_language[lang], names, ()) for lang in sorted(by_language)},
-            "document": {key: {m: float(stats[key][m]) for m in names} for key in sorted(stats)},
+            self.per_unit_breakdown: {key: {m: float(stats[key][m]) for m in names} for key in sorted(stats)},
         }
 
 
@@ -172,6 +174,10 @@ class SvIdentDetection(_SvIdentScorer[dict[str, int]]):
 
     def parse_submission(self, data: bytes, public: PublicIds) -> dict[str, int]:
         return svident_format.parse_labels(data, public)
+
+    def sample_submission(self, public: PublicIds) -> bytes:
+        """Every sentence labelled 0."""
+        return json_bytes(dict.fromkeys(public.ids, 0))
 
     def unit_stats(self, gold: SvIdentGold, submission: dict[str, int]) -> dict[str, UnitStats]:
         items = ((gold.group[uuid], label, submission[uuid]) for uuid, label in gold.label.items())
@@ -241,6 +247,10 @@ class SvIdentDisambiguation(_SvIdentScorer[dict[str, dict[str, float]]]):
 
     def parse_submission(self, data: bytes, public: PublicIds) -> dict[str, dict[str, float]]:
         return svident_format.parse_run(data, public, self.config["cutoffs"], limits=RunLimits.from_config(self.config))
+
+    def sample_submission(self, public: PublicIds) -> bytes:
+        """Every sentence with no candidate ranked (the candidate variables are not among the public inputs)."""
+        return json_bytes({uuid: {} for uuid in public.ids})
 
     def unit_stats(self, gold: SvIdentGold, submission: dict[str, dict[str, float]]) -> dict[str, UnitStats]:
         qrels = {uuid: dict.fromkeys(variables, 1) for uuid, variables in gold.relevant.items()}

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from scorers import InvalidGold, InvalidSubmission, MetricSpec, OptionSpec, Problem, PublicIds, Scorer, UnitStats
-from scorers.io import load_json
+from scorers.io import json_bytes, load_json
 
 NAME = "test-labels"
 
@@ -45,6 +45,9 @@ class LabelScorer(Scorer[dict[str, str], PublicIds, dict[str, str]]):
         if problems:
             raise InvalidSubmission(problems)
         return run
+
+    def sample_submission(self, public: PublicIds) -> bytes:
+        return json_bytes(dict.fromkeys(public.ids, "0"))
 
     def unit_stats(self, gold: dict[str, str], submission: dict[str, str]) -> dict[str, UnitStats]:
         if self.config["crash"]:

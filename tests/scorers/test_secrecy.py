@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from scorers import ScorerError, ValidationError, get_scorer, register, scorer_names, unregister
+from scorers import NoSample, ScorerError, ValidationError, get_scorer, register, scorer_names, unregister
 from tests.app.labels_scorer import LabelScorer
 from tests.app.slow_scorer import SlowScorer
 from tests.scorers.secrecy import PAIRS, Pair
@@ -81,3 +81,16 @@ def test_golds_with_the_same_public_inputs_give_the_same_outcome_and_message(nam
         assert outcome(name, pair.options, pair.gold_b, submission) == first, submission[:300]
         seen.add(first[0])
     assert seen == {"scored", "refused"}  # the generator reaches both outcomes
+    # The sample submission is built from the public view: the same bytes for both golds, the same outcome.
+    sample = sample_of(scorer, gold_a)
+    assert sample == sample_of(scorer, gold_b)
+    if isinstance(sample, bytes):
+        assert outcome(name, pair.options, pair.gold_a, sample) == outcome(name, pair.options, pair.gold_b, sample)
+
+
+def sample_of(scorer: Any, gold: Any) -> bytes | str:
+    """The scorer's sample submission for ``gold``'s public view, or the words of its refusal to build one."""
+    try:
+        return bytes(scorer.sample_submission(scorer.public_view(gold)))
+    except NoSample as exc:
+        return str(exc)

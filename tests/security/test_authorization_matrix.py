@@ -223,6 +223,7 @@ TABLE: tuple[Row, ...] = (
     row("GET", T + "/files/{name}",                      404, 404, 404, 404, 404, 404, path=T + "/files/notes.txt"),
     row("GET", PH + "/files/{name}",                     200, 200, 200, 200, 200, 200, path=PH + "/files/inputs.txt"),
     row("GET", PH + "/files/{name}",                     404, 404, 404, 404, 404, 404, path=PH + "/files/gold.json"),
+    row("GET", PH + "/sample",                           200, 200, 200, 200, 200, 200),
     # participation
     row("POST", C + "/participation",                    401, 200, 200, 200, 200, 200),
     row("GET", C + "/participants",                      401, 403, 403, 403, 200, 200),

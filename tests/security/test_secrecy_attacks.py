@@ -180,3 +180,15 @@ def test_the_cdae_cost_oracle_learns_nothing(server: LiveServer) -> None:
                 assert answer.status_code == 202, answer.text
     assert answers["a"] == answers["b"]
     assert {status for status, _ in answers["a"]} == {202, 422}  # the probes straddle the budget
+
+
+@pytest.mark.parametrize("task", ["disambiguation", "cdae"])
+def test_the_sample_submission_is_the_same_for_golds_with_the_same_inputs(server: LiveServer, task: str) -> None:
+    # Built from the public inputs alone: both phases give the same bytes, which name every published item.
+    samples = [
+        httpx.get(server.api(f"competitions/secrecy/tasks/{task}/phases/{phase}/sample"), timeout=TIMEOUT)
+        for phase in PHASES
+    ]
+    assert [s.status_code for s in samples] == [200, 200]
+    assert samples[0].content == samples[1].content
+    assert set(json.loads(samples[0].content)) == (set(UUIDS) if task == "disambiguation" else {"D1", "D2"})

@@ -9,7 +9,7 @@ from starlette.status import HTTP_201_CREATED
 
 from app.services.accounts import access
 from app.services.bundles.uploads import spec_from_upload
-from app.services.competitions import catalog, downloads, participation
+from app.services.competitions import catalog, downloads, participation, samples
 from app.services.errors import InvalidInput, UploadTooLarge
 from app.storage.types import utcnow
 from app.web.deps import CurrentUser, OptionalUser, SessionDep, StateDep
@@ -113,6 +113,18 @@ def download_training_file(competition: str, task: str, name: str, session: Sess
 def download_phase_file(competition: str, task: str, phase: str, name: str, session: SessionDep) -> Response:
     """A public input file of the phase (never its gold)."""
     return _attachment(name, downloads.phase_file(session, competition, task, phase, name))
+
+
+@router.get(
+    "/{competition}/tasks/{task}/phases/{phase}/sample",
+    response_class=Response,
+    responses={404: {"model": ErrorOut, "description": "no such phase, or its scorer cannot build a sample"}},
+)
+def download_sample(competition: str, task: str, phase: str, session: SessionDep, state: StateDep) -> Response:
+    """A sample submission: a valid file in the phase's submission format, built from its public inputs only
+    (every label 0, every candidate scored 0, empty predictions). Uploading it is accepted and scored."""
+    sample = samples.sample_submission(session, state.gold_cache, competition, task, phase)
+    return _attachment(sample.filename, sample.data)
 
 
 @router.post("/{competition}/participation", response_model=ParticipationOut)

@@ -13,6 +13,7 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from app.services.boards.snapshot import BoardSnapshot
+from app.services.errors import NotFound
 from app.services.submissions.results import current_scores
 from app.storage.types import utcnow
 from leaderboard.exports import documents_csv, documents_json, leaderboard_csv, leaderboard_json
@@ -186,18 +187,21 @@ def board_export(snapshot: BoardSnapshot, extension: str) -> bytes:
     return write(snapshot.description, snapshot.entries, uncertainty=snapshot.uncertainty).encode("utf-8")
 
 
-def document_dimension(description: ScorerDescription) -> str:
-    """The breakdown with one row per scored unit: the scorer's unit (document, group, instance)."""
-    return description.unit or "document"
+def document_dimension(description: ScorerDescription) -> str | None:
+    """The breakdown with one row per document (group, query, frame): what the scorer declares, the one key
+    its ``breakdown`` writes them under; None where it stores no such rows."""
+    return description.per_unit_breakdown
 
 
 def documents_export(snapshot: BoardSnapshot, extension: str, session_factory: Callable[[], Session]) -> bytes:
     """Every entry's per-document (per-unit) scores as CSV or JSON, from the stored breakdowns."""
+    dimension = document_dimension(snapshot.description)
+    if dimension is None:
+        raise NotFound(f"the scorer {snapshot.description.name} keeps no per-document scores")
     ids = [e.candidate.submission_id for e in snapshot.entries]
     with session_factory() as session:
         breakdowns = {sid: score.breakdown for sid, score in current_scores(session, ids, full=True).items()}
     write = documents_csv if extension == "csv" else documents_json
-    dimension = document_dimension(snapshot.description)
     return write(snapshot.description, snapshot.entries, breakdowns, dimension).encode("utf-8")
 
 

@@ -157,8 +157,8 @@ def _document_scores(view: SubmissionView) -> dict[str, float]:
     from leaderboard.charts import document_scores
 
     breakdown = view.record.breakdown or {}
-    primary = view.description.primary_metric
-    return document_scores(breakdown, primary, boards.document_dimension(view.description))
+    dimension = boards.document_dimension(view.description)
+    return document_scores(breakdown, view.description.primary_metric, dimension) if dimension else {}
 
 
 @router.get("/submissions/{submission_id}")

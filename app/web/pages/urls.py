@@ -26,6 +26,12 @@ def phase_part(ref: PhaseRef, part: str) -> str:
     return f"{phase(ref)}/{part}"
 
 
+def api_phase(ref: PhaseRef, part: str) -> str:
+    """A resource of the phase in the JSON API (``sample``, ``leaderboard``)."""
+    c, t, p = (quote(slug, safe="") for slug in ref)
+    return f"/api/v1/competitions/{c}/tasks/{t}/phases/{p}/{part}"
+
+
 def submission(submission_id: int, part: str = "") -> str:
     base = f"/submissions/{submission_id}"
     return f"{base}/{part}" if part else base

@@ -4,7 +4,7 @@ A generator draws a ``Pair``: two gold files with the same public inputs (the id
 phase publishes) and different answers, scorer options that make every size limit reachable with small
 files, and submissions of every kind a participant may try: empty, partial, unknown ids, bad values,
 beyond each size limit, complete and valid. The test checks that both golds give each submission the same
-outcome and the same message, word for word.
+outcome and the same message, word for word, and the same sample submission (``Scorer.sample_submission``).
 
 A new scorer adds a generator under its name in ``PAIRS`` (the test fails for a registered scorer without
 one); the generators of the seed scorers are in this package's modules.

@@ -1,0 +1,35 @@
+"""A phase's sample submission: a valid file in its submission format, built by the scorer from the phase's
+public view alone (``Scorer.sample_submission``: every label 0, every document without a template...).
+
+It is what a newcomer uploads first to see the format accepted and scored. Built from the public view, it is
+the same for any two golds with the same public inputs, so it tells nothing of the answers; the parsed gold
+comes from the process's cache, as an upload's validation takes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session
+
+from app.services.competitions.catalog import get_phase
+from app.services.errors import NotFound
+from app.services.scoring.gold import GoldCache, gold_of, parsed_gold
+from scorers import NoSample
+
+
+@dataclass(frozen=True)
+class Sample:
+    filename: str
+    data: bytes
+
+
+def sample_submission(session: Session, cache: GoldCache, competition: str, task: str, phase: str) -> Sample:
+    """The phase's sample file; ``NotFound`` saying why when its scorer cannot build one."""
+    phase_row = get_phase(session, competition, task, phase)
+    gold = parsed_gold(session, gold_of(session, phase_row.id), cache)
+    try:
+        data = gold.scorer.sample_submission(gold.public)
+    except NoSample as exc:
+        raise NotFound(f"{exc}; see the submission format on the phase's page", code="no_sample") from None
+    return Sample(f"sample-{gold.scorer.submission_filename}", data)
