@@ -72,6 +72,8 @@ def score_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ) -> None:
     """Score a submission against a gold file, offline, exactly as the server does."""
+    import gc
+
     from scorers import ScorerError, get_scorer, unpack_submission
     from scorers.io import gc_paused
 
@@ -87,12 +89,19 @@ def score_command(
             content, _ = unpack_submission(submission_bytes)
             parsed = instance.parse_submission(content, instance.public_view(gold_data))
             report = instance.compute(gold_data, parsed).to_dict()
+            # Everything parsed is alive until the command returns and holds no cycles, but the collector's
+            # first pass after the pause would walk all of it (young objects all) while the report is written.
+            # Frozen objects are left out of every pass; reference counting still frees them.
+            gc.freeze()
     except ScorerError as exc:
         fail(str(exc))
-    if as_json:
-        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
-    else:
-        typer.echo(format_report(report, instance.describe()))
+    try:
+        if as_json:
+            sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+        else:
+            typer.echo(format_report(report, instance.describe()))
+    finally:
+        gc.unfreeze()  # for callers in the same process (tests): back to the oldest generation, not walked now
 
 
 def scorers_command(

@@ -15,9 +15,9 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import numpy as np
-
 from scorers.families import weighted
+
+# numpy is imported inside the function that uses it, so that loading the scorer library costs no numpy import.
 
 METRICS = ("accuracy", "precision", "recall", "f1")
 
@@ -82,6 +82,8 @@ def grouped_scores(items: Iterable[tuple[K, Mapping[str, Any]]]) -> dict[K, dict
 
 def weighted_metric(stats: Sequence[Mapping[str, Any]], metric: str) -> weighted.WeightedMetric:
     """``metric`` of ``binary_scores`` on many weightings of the units (``scorers.families.weighted``)."""
+    import numpy as np
+
     gold = np.asarray([bool(s["gold"]) for s in stats], dtype=np.float64)
     predicted = np.asarray([bool(s["predicted"]) for s in stats], dtype=np.float64)
     if metric == "accuracy":

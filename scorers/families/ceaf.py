@@ -37,11 +37,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from scorers.base import prf
+
+# numpy is imported inside the functions that use it, so that loading the scorer library (``podium score`` of a
+# scorer that never needs it, the web tier) does not pay its import.
+if TYPE_CHECKING:
+    import numpy as np
 
 Entity = tuple[str, ...]
 RoleFillers = tuple[str, tuple[Entity, ...]]
@@ -256,6 +259,8 @@ def _max_assignment(matrix: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any],
 
 def best_matching_sum(weights: Sequence[Sequence[float]]) -> float:
     """Total weight of a one-to-one maximum-weight matching (weights are non-negative)."""
+    import numpy as np
+
     if not weights or not weights[0]:
         return 0.0
     if len(weights) == 1 or len(weights[0]) == 1:
@@ -305,6 +310,8 @@ def _align(
     groups: list[list[int]],
 ) -> list[tuple[float, dict[str, float]]]:
     """For each similarity, the matched sum of the best one-to-one template alignment, in total and per role."""
+    import numpy as np
+
     if not gold or not predicted:
         return [(0.0, {}) for _ in similarities]
     cells = [[template_similarity(g, p, similarities) for p in predicted] for g in gold]

@@ -13,13 +13,17 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scorers.families.averaging import nested_mean
-from scorers.families.weighted import Array as WeightedArray
 from scorers.families.weighted import WeightedMetric
+
+# numpy is imported inside the functions that use it, so that loading the scorer library (``podium score`` of a
+# scorer that never needs it, the web tier) does not pay its import.
+if TYPE_CHECKING:
+    import numpy as np
+
+    from scorers.families.weighted import Array as WeightedArray
 
 #: The ``average`` modes of scikit-learn that ``group_prf`` supports for single-label items.
 AVERAGES = ("macro", "weighted", "micro", "binary")
@@ -59,6 +63,8 @@ def group_prf(
     Every zero denominator gives ``zero_division`` (scikit-learn's option of that name, 0 or 1). The result does
     not depend on the order of the items.
     """
+    import numpy as np
+
     if average not in AVERAGES:
         raise ValueError(f"average must be one of {', '.join(AVERAGES)}, not {average!r}")
     groups: dict[K, int] = {}
@@ -109,6 +115,8 @@ def _per_class(
     same counts by the same formulas (F1 = 2·TP / (gold + predicted)), so equal to the last bit. Written with
     numpy because importing scikit-learn takes about 0.8 s, more than scoring 3,000 groups.
     """
+    import numpy as np
+
     gold_at, pred_at = np.searchsorted(classes, gold), np.searchsorted(classes, pred)
     size = len(classes)
     tp = np.bincount(gold_at[gold == pred], minlength=size)
@@ -123,6 +131,8 @@ def class_scores(
 ) -> dict[Hashable, dict[str, float]]:
     """Precision, recall, F1 and gold support of each label of ``(gold, predicted)`` pairs, as scikit-learn's
     ``precision_recall_fscore_support(average=None)`` gives them for the labels that occur, in order of occurrence."""
+    import numpy as np
+
     code: dict[Hashable, int] = {}
     coded = [(code.setdefault(gold, len(code)), code.setdefault(predicted, len(code))) for gold, predicted in pairs]
     table = np.asarray(coded, dtype=np.int64).reshape(-1, 2)
@@ -148,6 +158,8 @@ def weighted_prf(
 ) -> WeightedMetric:
     """``metric`` (accuracy, precision, recall or f1) of ``group_prf`` on many weightings of the ``(gold, predicted)``
     pairs at once: per-label counts are weighted sums, so one matrix product serves every replicate (NaN: no item)."""
+    import numpy as np
+
     code: dict[Hashable, int] = {}
     coded = np.asarray([(code.setdefault(g, len(code)), code.setdefault(p, len(code))) for g, p in pairs], np.intp)
     n, size = len(coded), len(code)
@@ -187,6 +199,8 @@ def weighted_prf(
 
 
 def _ratio(numerator: WeightedArray, denominator: WeightedArray) -> WeightedArray:
+    import numpy as np
+
     out = np.full(len(numerator), np.nan)
     np.divide(numerator, denominator, out=out, where=denominator > 0)
     return out
@@ -196,6 +210,8 @@ def _divide(
     numerator: np.ndarray[Any, Any], denominator: np.ndarray[Any, Any], zero_division: float = 0.0
 ) -> np.ndarray[Any, Any]:
     """Element-wise quotient; ``zero_division`` where the denominator is 0."""
+    import numpy as np
+
     out = np.full(len(numerator), float(zero_division), dtype=np.float64)
     np.divide(numerator, denominator, out=out, where=denominator > 0)
     return out

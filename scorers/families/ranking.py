@@ -18,9 +18,13 @@ let pytrec_eval, which embeds trec_eval, do the ranking, and add three things ar
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+# numpy is imported inside the functions that use it, so that loading the scorer library (``podium score`` of a
+# scorer that never needs it, the web tier) does not pay its import.
+if TYPE_CHECKING:
+    import numpy as np
+
 
 R_PRECISION = "r_precision"
 
@@ -37,6 +41,8 @@ def depth(cutoffs: Iterable[int], n_relevant: int) -> int:
 
 def prune(candidates: Mapping[str, float], keep: int) -> dict[str, float]:
     """The candidates that can rank in the top ``keep`` (ties at the boundary are all kept)."""
+    import numpy as np
+
     if len(candidates) <= keep:
         return dict(candidates)
     scores = np.fromiter(candidates.values(), dtype=np.float64, count=len(candidates))
@@ -53,6 +59,8 @@ def top_ranked(docnos: Sequence[str], scores: np.ndarray[Any, Any], keep: int) -
     the ranking that its ``-M`` option cuts. Only the candidates that can reach the top ``keep`` (every
     one whose single-precision score is at least the ``keep``-th largest) are sorted in Python.
     """
+    import numpy as np
+
     candidates = np.arange(len(docnos)) if keep >= len(docnos) else _reachable(scores, keep)
     chosen = candidates.tolist()
     single = single_precision(scores[candidates]).tolist()
@@ -62,6 +70,8 @@ def top_ranked(docnos: Sequence[str], scores: np.ndarray[Any, Any], keep: int) -
 
 def _reachable(scores: np.ndarray[Any, Any], keep: int) -> np.ndarray[Any, Any]:
     """Indices of the scores that can rank in the top ``keep`` (``keep`` < their number; boundary ties all kept)."""
+    import numpy as np
+
     # trec_eval holds scores as C floats: scores equal in single precision are ties.
     single = single_precision(scores)
     boundary = np.partition(single, len(single) - keep)[len(single) - keep]
@@ -70,6 +80,8 @@ def _reachable(scores: np.ndarray[Any, Any], keep: int) -> np.ndarray[Any, Any]:
 
 def single_precision(scores: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     # A double beyond the float range becomes +-inf in trec_eval's C float as here: that is the warning silenced.
+    import numpy as np
+
     with np.errstate(over="ignore"):
         return scores.astype(np.float32)
 

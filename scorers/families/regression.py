@@ -14,9 +14,13 @@ import math
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+# numpy is imported inside the functions that use it, so that loading the scorer library (``podium score`` of a
+# scorer that never needs it, the web tier) does not pay its import.
+if TYPE_CHECKING:
+    import numpy as np
+
 
 METRICS = ("pearson", "spearman", "kendall", "mae", "rmse", "r2")
 #: The metrics where a smaller number is better; the others are better higher.
@@ -25,6 +29,8 @@ LOWER_IS_BETTER = frozenset({"mae", "rmse"})
 
 def scores(gold: Sequence[float], predicted: Sequence[float]) -> dict[str, float]:
     """The metrics of the pairs ``zip(gold, predicted)`` (see the module docstring)."""
+    import numpy as np
+
     y = np.asarray(gold, dtype=np.float64)
     p = np.asarray(predicted, dtype=np.float64)
     if not len(y):
@@ -50,6 +56,8 @@ def _r2(residual: float, total: float) -> float:
 
 
 def _correlations(y: np.ndarray[Any, Any], p: np.ndarray[Any, Any]) -> dict[str, float]:
+    import numpy as np
+
     if len(y) < 2 or np.ptp(y) == 0 or np.ptp(p) == 0:
         return {"pearson": 0.0, "spearman": 0.0, "kendall": 0.0}
     from scipy import stats  # imported here: it takes a good part of a second, and few scorers need it

@@ -26,12 +26,15 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from scorers.families import weighted
-from scorers.families.weighted import Array, WeightedMetric
+from scorers.families.weighted import WeightedMetric
+
+# numpy is imported inside the functions that use it, so that loading the scorer library (``podium score`` of a
+# scorer that never needs it, the web tier) does not pay its import.
+if TYPE_CHECKING:
+    from scorers.families.weighted import Array
 
 #: trec_eval's floor before the logarithm of a geometric mean (``MIN_GEO_MEAN``).
 GM_FLOOR = 1e-5
@@ -291,6 +294,8 @@ def weighted_metric(
     records: Sequence[Mapping[str, Any]], measure: Measure, *, complete: bool = False
 ) -> WeightedMetric:
     """``aggregate``'s number for ``measure`` on many weightings of ``records`` at once (NaN: no query)."""
+    import numpy as np
+
     counts = np.ones(len(records))
     if measure.averaging == COUNT:
         return WeightedMetric(counts[:, None], lambda sums: sums[:, 0])
@@ -304,4 +309,6 @@ def weighted_metric(
 
 
 def _exp(values: Array) -> Array:
+    import numpy as np
+
     return np.exp(values)

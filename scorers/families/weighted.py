@@ -18,12 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from numpy.typing import NDArray
+# numpy is imported inside the functions that use it, so that loading the scorer library (``podium score`` of a
+# scorer that never needs it, the web tier) does not pay its import.
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
-Array = NDArray[np.float64]
+    Array = NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -34,15 +37,21 @@ class WeightedMetric:
     finish: Callable[[Array], Array]
 
     def __call__(self, weights: Array) -> Array:
+        import numpy as np
+
         return self.finish(np.asarray(weights, dtype=np.float64) @ self.columns)
 
 
 def column(values: Sequence[float] | Array) -> Array:
     """Per-unit values as a float column."""
+    import numpy as np
+
     return np.asarray(values, dtype=np.float64)
 
 
 def _divide(numerator: Array, denominator: Array) -> Array:
+    import numpy as np
+
     out = np.full(len(numerator), np.nan)
     np.divide(numerator, denominator, out=out, where=denominator > 0)
     return out
@@ -50,6 +59,8 @@ def _divide(numerator: Array, denominator: Array) -> Array:
 
 def ratio(numerator: Sequence[float] | Array, denominator: Sequence[float] | Array) -> WeightedMetric:
     """``sum(w * numerator) / sum(w * denominator)`` per replicate; NaN where the denominator sums to 0."""
+    import numpy as np
+
     return WeightedMetric(
         np.stack([column(numerator), column(denominator)], axis=1), lambda sums: _divide(sums[:, 0], sums[:, 1])
     )
@@ -75,6 +86,8 @@ def prf(
 
 def triples(stats: Sequence[Mapping[str, Any]], key: str) -> tuple[Array, Array, Array]:
     """The correct, predicted and gold columns of units holding ``[correct, predicted, gold]`` under ``key``."""
+    import numpy as np
+
     table = np.asarray([s[key] for s in stats], dtype=np.float64).reshape(len(stats), 3)
     return table[:, 0], table[:, 1], table[:, 2]
 
@@ -91,6 +104,8 @@ def nested_mean(values: Sequence[float], keys: Sequence[Sequence[Hashable]]) -> 
     language, then over languages; ``()`` for a plain mean). A part whose units all have weight 0 is
     absent from its replicate, as a language missing from a resample is absent from ``nested_mean``.
     """
+    import numpy as np
+
     depth = len(keys[0]) if len(keys) else 0
     if any(len(k) != depth for k in keys):
         raise ValueError("every unit needs a key at every level")
@@ -124,6 +139,8 @@ def _tree(paths: list[tuple[Hashable, ...]], level: int, depth: int, chosen: lis
 
 
 def _divide_columns(numerator: Array, denominator: Array) -> Array:
+    import numpy as np
+
     out = np.full(numerator.shape, np.nan)
     np.divide(numerator, denominator, out=out, where=denominator > 0)
     return out
@@ -131,6 +148,8 @@ def _divide_columns(numerator: Array, denominator: Array) -> Array:
 
 def _mean_of(tree: Tree, leaf_means: Array) -> Array:
     """The plain mean over the parts present (not NaN) in each row, level by level; NaN if none is."""
+    import numpy as np
+
     if isinstance(tree, int):
         return leaf_means[:, tree]
     parts = np.stack([_mean_of(child, leaf_means) for child in tree], axis=1)

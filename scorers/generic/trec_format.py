@@ -27,13 +27,16 @@ import operator
 import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from scorers.errors import InvalidGold, InvalidSubmission, Problem, Problems, ValidationError
 from scorers.families.ranking import single_precision
 from scorers.io import BOM, gc_paused
+
+# numpy is imported inside the functions that use it, so that loading the scorer library (``podium score`` of a
+# scorer that never needs it, the web tier) does not pay its import.
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Bytes per piece the files are read in (whole lines).
 CHUNK = 1 << 20
@@ -54,6 +57,8 @@ class Judged:
     relevance: np.ndarray[Any, Any]
 
     def __eq__(self, other: object) -> bool:
+        import numpy as np
+
         if not isinstance(other, Judged):
             return NotImplemented
         return self.docnos == other.docnos and np.array_equal(self.relevance, other.relevance)
@@ -66,6 +71,8 @@ class Judged:
     @property
     def above_zero(self) -> int:
         """The judgements above 0: what trec_eval 9.0.8's ``-c`` counts as this query's ``num_rel``."""
+        import numpy as np
+
         return int(np.count_nonzero(self.relevance > 0))
 
 
@@ -89,6 +96,8 @@ class Ranking:
     scores: np.ndarray[Any, Any]
 
     def __eq__(self, other: object) -> bool:
+        import numpy as np
+
         if not isinstance(other, Ranking):
             return NotImplemented
         return self.docnos == other.docnos and np.array_equal(self.scores, other.scores)
@@ -142,6 +151,8 @@ def _show(token: bytes, limit: int = 40) -> str:
 @gc_paused()
 def parse_qrels(data: bytes) -> Qrels:
     """The judgements of a qrels file; ``InvalidGold`` names the lines that are wrong."""
+    import numpy as np
+
     problems = Problems(InvalidGold)
     judgements: dict[bytes, dict[bytes, int]] = {}
     for first, chunk in _chunks(data, InvalidGold):
@@ -178,6 +189,8 @@ def parse_qrels(data: bytes) -> Qrels:
 
 def _fast(chunk: bytes) -> tuple[list[bytes], list[bytes], np.ndarray[Any, Any]] | None:
     """Queries, docnos and scores of a piece whose lines are all well-formed; None if any line needs a closer look."""
+    import numpy as np
+
     queries: list[bytes] = []
     docnos: list[bytes] = []
     scores: list[bytes] = []
@@ -216,6 +229,8 @@ def _score(token: bytes) -> float | str:
 
 def _careful(chunk: bytes, first: int, problems: Problems) -> tuple[list[bytes], list[bytes], np.ndarray[Any, Any]]:
     """The same as ``_fast``, line by line, adding every problem to ``problems``."""
+    import numpy as np
+
     queries: list[bytes] = []
     docnos: list[bytes] = []
     scores: list[float] = []
@@ -273,6 +288,8 @@ def parse_run(data: bytes, queries: Collection[str], *, reject_unknown: bool = F
     Only the submission and the public query list decide: ``reject_unknown`` refuses a query that is not in the
     list, ``require_all`` a list query the run lacks; a run none of whose queries is in the list is refused too.
     """
+    import numpy as np
+
     problems = Problems(InvalidSubmission)
     parts = _read_rankings(data, problems)
     problems.raise_if_any()

@@ -113,3 +113,29 @@ def test_the_command_loads_no_database_or_web_framework_until_a_command_needs_th
     probe = "import sys, app.cli; print(sorted(m for m in ('sqlalchemy', 'fastapi', 'celery') if m in sys.modules))"
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
     assert loaded.stdout.strip() == "[]"
+
+
+def test_podium_score_imports_only_what_its_scorer_needs(tmp_path: Path) -> None:
+    # `podium score` on a laptop starts in a fraction of a second because it loads neither the server
+    # (web framework, database, queues, settings) nor libraries its scorer does not use: FAMuS source
+    # validation is pure Python, so not even numpy.
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text('{"instance_id": "a", "valid_source": true}\n{"instance_id": "b", "valid_source": false}\n')
+    submission = tmp_path / "submission.json"
+    submission.write_text('{"a": 1, "b": 1}')
+    heavy = ("sqlalchemy", "fastapi", "starlette", "celery", "pydantic", "app.web", "app.services", "app.storage.db")
+    heavy += ("numpy", "scipy", "sklearn", "pytrec_eval_ext", "yaml")
+    probe = (
+        "import sys\n"
+        "from app.cli import app\n"
+        f"args = ['score', '--scorer', 'famus-sv', '--gold', {str(gold)!r}, '--submission', {str(submission)!r}]\n"
+        "try:\n"
+        "    app(args + ['--json'])\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code in (0, None), exc.code\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert '"f1": 0.6666666666666666' in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "[]"
