@@ -79,13 +79,22 @@ class CdaeGold:
     roles: frozenset[str]
 
 
-def _parse_gold_template(raw: Any, where: str, problems: Problems, limits: CdaeLimits) -> Template | None:
+def _template_frame(raw: Any, where: str, problems: Problems, shape: str) -> str | None:
+    """The frame of a template, or None (reported) when ``raw`` is not an object (``shape`` says which) or has
+    no string frame."""
     if not isinstance(raw, dict):
-        problems.add(where, f"a template must be an object with {_quote(FRAME_KEY)} and roles, not {_show(raw)}")
+        problems.add(where, f"a template must be {shape}, not {_show(raw)}")
         return None
     frame = raw.get(FRAME_KEY)
     if not isinstance(frame, str):
         problems.add(where, f"the template needs a string {_quote(FRAME_KEY)} (the frame)")
+        return None
+    return frame
+
+
+def _parse_gold_template(raw: Any, where: str, problems: Problems, limits: CdaeLimits) -> Template | None:
+    frame = _template_frame(raw, where, problems, f"an object with {_quote(FRAME_KEY)} and roles")
+    if frame is None:
         return None
     roles = []
     for role, value in raw.items():
@@ -187,12 +196,8 @@ RawTemplate = tuple[str, list[tuple[str, set[str]]]]
 
 
 def _read_submitted_template(raw: Any, where: str, problems: Problems, limits: CdaeLimits) -> RawTemplate | None:
-    if not isinstance(raw, dict):
-        problems.add(where, f"a template must be an object, not {_show(raw)}")
-        return None
-    frame = raw.get(FRAME_KEY)
-    if not isinstance(frame, str):
-        problems.add(where, f"the template needs a string {_quote(FRAME_KEY)} (the frame)")
+    frame = _template_frame(raw, where, problems, "an object")
+    if frame is None:
         return None
     roles = []
     for role, fillers in raw.items():

@@ -9,7 +9,7 @@ sentence's token bounds, so a submission's rows are judged on what participants 
 from __future__ import annotations
 
 import json
-from collections.abc import Set
+from collections.abc import Iterator, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,20 +154,26 @@ class RowReader:
         self.problems.add(f"{where}, {rows_name}[{i}]", message + ")")
         return True
 
+    def _sentence_rows(
+        self, value: list[Any], key: str, where: str, limit: str, what: str
+    ) -> Iterator[tuple[int, list[Any]]]:
+        """Each sentence's index and rows; rows that are not a list, or too many, are reported and read as none."""
+        for k, rows in enumerate(value):
+            if not isinstance(rows, list):
+                self.problems.add(f"{where}, {key}[{k}]", f"expected a list of rows, found {kind(rows)}")
+                yield k, []
+            elif self._too_many(rows, limit, what, f"{where}, {key}[{k}]"):
+                yield k, []
+            else:
+                yield k, rows
+
     def entities(self, value: Any, key: str, bounds: list[Bounds], where: str) -> list[list[Entity]] | None:
         if not self._sentence_lists(value, key, bounds, where):
             return None
         out: list[list[Entity]] = []
         max_chars, types = self.limits.label_chars, self.types
-        for k, rows in enumerate(value):
+        for k, rows in self._sentence_rows(value, key, where, "entities_per_sentence", "entity rows"):
             first, last = bounds[k]
-            if not isinstance(rows, list):
-                self.problems.add(f"{where}, {key}[{k}]", f"expected a list of rows, found {kind(rows)}")
-                out.append([])
-                continue
-            if self._too_many(rows, "entities_per_sentence", "entity rows", f"{where}, {key}[{k}]"):
-                out.append([])
-                continue
             parsed: list[Entity] = []
             seen: dict[Any, int] = {}
             for i, row in enumerate(rows):
@@ -197,15 +203,8 @@ class RowReader:
             return None
         out: list[list[Relation]] = []
         symmetric, max_chars, labels = self.symmetric, self.limits.label_chars, self.labels
-        for k, rows in enumerate(value):
+        for k, rows in self._sentence_rows(value, key, where, "relations_per_sentence", "relation rows"):
             first, last = bounds[k]
-            if not isinstance(rows, list):
-                self.problems.add(f"{where}, {key}[{k}]", f"expected a list of rows, found {kind(rows)}")
-                out.append([])
-                continue
-            if self._too_many(rows, "relations_per_sentence", "relation rows", f"{where}, {key}[{k}]"):
-                out.append([])
-                continue
             parsed: list[Relation] = []
             seen: dict[Any, int] = {}
             for i, row in enumerate(rows):
