@@ -138,10 +138,10 @@ def leaderboard_json(
     breakdown_metrics: Sequence[str] | None = None,
     uncertainty: BoardUncertainty[int] | None = None,
 ) -> str:
-    """``{"scorer", "primary_metric", "columns", "entries"}``; each entry has its metrics and its
-    breakdown columns nested as ``{"language": {"de": {"f1": ...}}}``. With ``uncertainty`` (keyed by
-    submission id) each entry also has its ``interval`` and ``tied_group``, and the document its
-    ``comparisons`` of neighbours."""
+    """``{"scorer", "primary_metric", "metrics", "columns", "entries"}``: ``metrics`` describes each declared metric
+    (meaning, direction, format); each entry has its metrics and its breakdown columns nested as
+    ``{"language": {"de": {"f1": ...}}}``. With ``uncertainty`` (keyed by submission id) each entry also has
+    its ``interval`` and ``tied_group``, and the document its ``comparisons`` of neighbours."""
     columns = leaderboard_columns(description, entries, breakdown_metrics)
     objects = []
     for entry in entries:
@@ -163,6 +163,7 @@ def leaderboard_json(
     document: dict[str, Any] = {
         "scorer": description.name,
         "primary_metric": description.primary_metric,
+        "metrics": [spec.to_dict() for spec in description.metrics],
         "columns": [c.id for c in columns],
         "entries": objects,
     }

@@ -1,9 +1,9 @@
 """Tables as plain data, ready for pages and exports: columns with headers and directions, rows of cells.
 
-Everything here reads a scorer's description (``ScorerDescription``) and stored breakdowns
-(``{dimension: {key: {metric: value}}}``), so a page never needs the scorer itself. Declared metrics
-are fractions and are shown as percentages with two decimals; anything else a breakdown carries
-(counts such as ``gold``) is shown as a plain number.
+Everything here reads a scorer's description (``ScorerDescription``, as the task's options configure it) and
+stored breakdowns (``{dimension: {key: {metric: value}}}``), so a page never needs the scorer itself. Declared
+metrics that are fractions are shown as percentages with two decimals; the others (counts such as ``num_ret``,
+errors, correlations) and anything else a breakdown carries (counts such as ``gold``) as plain numbers.
 
 * ``metrics_table``: a submission's overall metrics, one row.
 * ``breakdown_table`` / ``breakdown_tables``: one row per language, document, relation label, role...
@@ -72,7 +72,8 @@ class Column:
     """One value column: which number it shows, its header and how it is formatted.
 
     ``dimension`` and ``key`` are set for a breakdown column on the leaderboard (``language``,
-    ``de``); ``higher_is_better`` is ``None`` for a number that is not a declared metric.
+    ``de``); ``higher_is_better`` is ``None`` for a number that is not a declared metric. ``fraction``: shown as
+    a percentage (the metric's declared format); other numbers are shown plain.
     """
 
     metric: str
@@ -81,6 +82,7 @@ class Column:
     meaning: str = ""
     dimension: str | None = None
     key: str | None = None
+    fraction: bool = False
 
     @property
     def id(self) -> str:
@@ -90,11 +92,12 @@ class Column:
         return f"{self.dimension}:{self.key}:{self.metric}"
 
     @property
-    def is_fraction(self) -> bool:
-        return self.higher_is_better is not None
+    def format_name(self) -> str:
+        """``percent`` or ``number``, as ``MetricSpec.format``."""
+        return "percent" if self.fraction else "number"
 
     def format(self, value: float | None) -> str:
-        return percent(value) if self.is_fraction else plain_number(value)
+        return percent(value) if self.fraction else plain_number(value)
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,7 @@ def metric_column(description: ScorerDescription, name: str, *, dimension: str |
         return Column(name, f"{prefix}{name}", None, "", dimension, key if dimension is not None else None)
     better = spec.higher_is_better
     label = f"{prefix}{name} {arrow(better)}"
-    return Column(name, label, better, spec.meaning, dimension, key if dimension is not None else None)
+    return Column(name, label, better, spec.meaning, dimension, key if dimension is not None else None, spec.fraction)
 
 
 def column_names(description: ScorerDescription, present: Iterable[str]) -> list[str]:

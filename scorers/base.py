@@ -139,10 +139,26 @@ class Scorer(ABC, Generic[G, P, S]):
                 return spec
         raise KeyError(name)
 
+    def described(self) -> ScorerDescription:
+        """``describe`` with this instance's options: the metrics as configured."""
+        return self.describe(self.config)
+
     @classmethod
     def resolve_options(cls, given: Mapping[str, Any]) -> dict[str, Any]:
-        """Defaults overlaid with ``given``; unknown names and wrong types are refused (``OptionsError``)."""
-        return resolve(cls.options, given, owner=cls.name, error=OptionsError, check=cls.check_option)
+        """Defaults overlaid with ``given``; unknown names, wrong types and values that do not go together are
+        refused (``OptionsError``, its ``key`` naming the option, or the item of a list option, at fault)."""
+
+        def check(name: str, value: Any) -> Any:
+            try:
+                return cls.check_option(name, value)
+            except OptionsError as exc:
+                if exc.key is None:
+                    raise OptionsError(exc.detail, name) from None
+                raise
+
+        resolved = resolve(cls.options, given, owner=cls.name, error=OptionsError, check=check)
+        cls.check_config(resolved)
+        return resolved
 
     @classmethod
     def check_option(cls, name: str, value: Any) -> Any:
@@ -151,16 +167,34 @@ class Scorer(ABC, Generic[G, P, S]):
         return check_type(spec, value, owner=cls.name, error=OptionsError)
 
     @classmethod
-    def describe(cls) -> ScorerDescription:
-        """Everything a person, a page or a leaderboard needs to know about the scorer."""
+    def check_config(cls, config: Mapping[str, Any]) -> None:
+        """Refuse resolved options that do not go together (``OptionsError`` with the key of one); none by default."""
+
+    @classmethod
+    def config_warnings(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """``(option, message)`` for resolved options that are valid but probably not what an organizer wants; a
+        bundle loads with these as warnings. None by default."""
+        return []
+
+    @classmethod
+    def configured_metrics(cls, config: Mapping[str, Any]) -> tuple[str, tuple[str, ...], tuple[MetricSpec, ...]]:
+        """The primary metric, the tie-breakers and the metrics (with their directions and formats) that the
+        resolved options give; by default the declared ones, whatever the options."""
+        return cls.primary_metric, tuple(cls.secondary_metrics), tuple(cls.metrics)
+
+    @classmethod
+    def describe(cls, options: Mapping[str, Any] | None = None) -> ScorerDescription:
+        """Everything a person, a page or a leaderboard needs to know about the scorer; with ``options`` (a task's
+        configuration), the metrics, primary metric and directions those options give (``configured_metrics``)."""
+        primary, secondary, metrics = cls.configured_metrics(cls.resolve_options(options or {}))
         return ScorerDescription(
             name=cls.name,
             version=cls.version,
             title=cls.title,
             summary=cls.description,
-            primary_metric=cls.primary_metric,
-            secondary_metrics=tuple(cls.secondary_metrics),
-            metrics=tuple(cls.metrics),
+            primary_metric=primary,
+            secondary_metrics=secondary,
+            metrics=metrics,
             options=tuple(cls.options),
             gold_format=cls.gold_format,
             submission_format=cls.submission_format,

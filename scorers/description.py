@@ -15,14 +15,29 @@ from scorers.options import OptionSpec
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """A metric a scorer reports: its name, a one-line meaning and its direction."""
+    """A metric a scorer reports: its name, a one-line meaning, its direction and its format.
+
+    ``fraction``: the metric lies in [0, 1] and is shown as a percentage (``61.25``); otherwise (a count, an error
+    in the task's unit, a correlation) it is shown as a plain number (``0.6125``, ``42``).
+    """
 
     name: str
     meaning: str
     higher_is_better: bool = True
+    fraction: bool = True
+
+    @property
+    def format(self) -> str:
+        """``percent`` or ``number``: how tables, pages and exports show the metric."""
+        return "percent" if self.fraction else "number"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "meaning": self.meaning, "higher_is_better": self.higher_is_better}
+        return {
+            "name": self.name,
+            "meaning": self.meaning,
+            "higher_is_better": self.higher_is_better,
+            "format": self.format,
+        }
 
 
 @dataclass(frozen=True)

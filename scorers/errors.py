@@ -39,7 +39,21 @@ class ScorerError(Exception):
 
 
 class OptionsError(ScorerError):
-    """Scorer options that are unknown or have the wrong type."""
+    """Scorer options that are unknown or have the wrong type.
+
+    ``key`` is the place in the options the refusal is about (``measures[2]``, ``relevance_level``), or None for
+    the whole block; the text of the error (``detail``) does not repeat it, ``located`` puts it first.
+    """
+
+    def __init__(self, detail: str, key: str | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.key = key
+
+    @property
+    def located(self) -> str:
+        """``measures[2]: unknown trec_eval measure 'mapp'``: the message under its key."""
+        return f"{self.key}: {self.detail}" if self.key else self.detail
 
 
 class NoSample(ScorerError):

@@ -232,6 +232,8 @@ def competition_create_command(
         session.commit()
     phases = sum(len(task.phases) for task in spec.tasks)
     typer.echo(f"created competition {spec.slug}: {len(spec.tasks)} task(s), {phases} phase(s)")
+    for key, message in spec.warnings:
+        typer.echo(f"warning: {key}: {message}", err=True)
 
 
 def demo_command(

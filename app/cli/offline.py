@@ -74,7 +74,7 @@ def score_command(
     """Score a submission against a gold file, offline, exactly as the server does."""
     import gc
 
-    from scorers import ScorerError, get_scorer, unpack_submission
+    from scorers import OptionsError, ScorerError, get_scorer, unpack_submission
     from scorers.io import gc_paused
 
     options = load_options(config)
@@ -93,13 +93,15 @@ def score_command(
             # first pass after the pause would walk all of it (young objects all) while the report is written.
             # Frozen objects are left out of every pass; reference counting still frees them.
             gc.freeze()
+    except OptionsError as exc:
+        fail(f"the options in {config}: {exc.located}" if config else exc.located)
     except ScorerError as exc:
         fail(str(exc))
     try:
         if as_json:
             sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
         else:
-            typer.echo(format_report(report, instance.describe()))
+            typer.echo(format_report(report, instance.described()))
     finally:
         gc.unfreeze()  # for callers in the same process (tests): back to the oldest generation, not walked now
 

@@ -75,10 +75,12 @@ class Classification(KeyedScorer[str]):
     submission_format = "the gold's format with the id and label columns, or a JSON object {id: label}"
     submission_filename = "predictions.tsv"
 
-    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
-        super().__init__(options)
-        if self.config["average"] == "binary" and self.config["positive_label"] is None:
-            raise OptionsError(f"option 'positive_label' of {self.name} is needed when 'average' is 'binary'")
+    @classmethod
+    def check_config(cls, config: Mapping[str, Any]) -> None:
+        if config["average"] == "binary" and config["positive_label"] is None:
+            raise OptionsError(
+                f"option 'positive_label' of {cls.name} is needed when 'average' is 'binary'", "positive_label"
+            )
 
     @classmethod
     def check_option(cls, name: str, value: Any) -> Any:

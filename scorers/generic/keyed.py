@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
-from scorers.base import Breakdown, OptionSpec, PublicIds, Scorer, UnitStats
+from scorers.base import Breakdown, MetricSpec, OptionSpec, PublicIds, Scorer, UnitStats
 from scorers.errors import InvalidGold, InvalidSubmission, OptionsError, Problems
 from scorers.families import weighted
 from scorers.families.averaging import nested_mean
@@ -88,6 +88,20 @@ class KeyedScorer(Scorer[KeyedGold[V], PublicIds, dict[str, V]], Generic[V]):
         if name == "primary_metric" and value not in cls.metric_names:
             raise OptionsError(f"option 'primary_metric' of {cls.name} must be one of {', '.join(cls.metric_names)}")
         return value
+
+    @classmethod
+    def configured_metrics(cls, config: Mapping[str, Any]) -> tuple[str, tuple[str, ...], tuple[MetricSpec, ...]]:
+        """The ``primary_metric`` option's metric first, then the declared ranking order without it."""
+        primary = config["primary_metric"]
+        order = [primary, *(m for m in (cls.primary_metric, *cls.secondary_metrics) if m != primary)]
+        specs = {spec.name: cls.primary_spec(spec, config) if spec.name == primary else spec for spec in cls.metrics}
+        ranked = [specs[name] for name in order]
+        return primary, tuple(order[1:]), (*ranked, *(spec for spec in cls.metrics if spec.name not in order))
+
+    @classmethod
+    def primary_spec(cls, spec: MetricSpec, config: Mapping[str, Any]) -> MetricSpec:
+        """The primary metric as the options configure it (its direction, for one); as declared by default."""
+        return spec
 
     @staticmethod
     @abstractmethod

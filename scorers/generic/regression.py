@@ -13,7 +13,8 @@ groups are averaged level by level, as in ``classification``; a group of one ite
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from scorers.base import MetricSpec, OptionSpec
@@ -46,7 +47,9 @@ class Regression(KeyedScorer[float]):
     )
     primary_metric = "pearson"
     secondary_metrics = ("spearman", "kendall", "r2")
-    metrics = tuple(MetricSpec(m, _MEANINGS[m], m not in regression.LOWER_IS_BETTER) for m in regression.METRICS)
+    metrics = tuple(
+        MetricSpec(m, _MEANINGS[m], m not in regression.LOWER_IS_BETTER, fraction=False) for m in regression.METRICS
+    )
     metric_names = regression.METRICS
     value_option = "value_column"
     value_meaning = "a finite number (of magnitude at most 1e150)"
@@ -71,6 +74,11 @@ class Regression(KeyedScorer[float]):
         if name == "higher_is_better" and value is not None and not isinstance(value, bool):
             raise OptionsError(f"option 'higher_is_better' of {cls.name} must be null, true or false")
         return super().check_option(name, value)
+
+    @classmethod
+    def primary_spec(cls, spec: MetricSpec, config: Mapping[str, Any]) -> MetricSpec:
+        stated = config["higher_is_better"]
+        return spec if stated is None else replace(spec, higher_is_better=stated)
 
     def score_items(self, items: Iterable[tuple[Any, float, float]]) -> dict[Any, dict[str, float]]:
         groups: dict[Any, tuple[list[float], list[float]]] = {}

@@ -50,6 +50,13 @@ _MEANINGS = {
 LOWER_IS_BETTER = frozenset({"num_nonrel_judged_ret"})
 
 
+def _metric_spec(measure: Measure) -> MetricSpec:
+    """A measure as a metric: its meaning, its direction, and a percentage unless it is a count or any number."""
+    meaning = _MEANINGS[measure.averaging].format(name=measure.name)
+    higher = measure.name not in LOWER_IS_BETTER
+    return MetricSpec(measure.name, meaning, higher, fraction=measure.value == trec_measures.FRACTION)
+
+
 @register
 class Trec(Scorer[Qrels, PublicIds, Run]):
     """TREC qrels and runs, any trec_eval measure, trec_eval's averaging and options."""
@@ -63,10 +70,7 @@ class Trec(Scorer[Qrels, PublicIds, Run]):
     )
     primary_metric = DEFAULT_MEASURES[0]
     secondary_metrics = tuple(DEFAULT_MEASURES[1:])
-    metrics = tuple(
-        MetricSpec(name, _MEANINGS[trec_measures.parse_measure(name).averaging].format(name=name))
-        for name in DEFAULT_MEASURES
-    )
+    metrics = tuple(_metric_spec(trec_measures.parse_measure(name)) for name in DEFAULT_MEASURES)
     options = (
         OptionSpec(
             "measures",
@@ -104,22 +108,46 @@ class Trec(Scorer[Qrels, PublicIds, Run]):
     def check_option(cls, name: str, value: Any) -> Any:
         value = super().check_option(name, value)
         if name == "measures":
-            try:
-                return [m.name for m in trec_measures.parse_measures(value)]
-            except ValueError as exc:
-                raise OptionsError(f"option 'measures' of {cls.name}: {exc}") from None
+            if not value:
+                raise OptionsError("at least one measure is needed (the first is the primary metric)")
+            seen: list[str] = []
+            for i, given in enumerate(value):
+                try:
+                    measure = trec_measures.parse_measure(given)
+                except ValueError as exc:
+                    raise OptionsError(str(exc), f"measures[{i}]") from None
+                if measure.name in seen:
+                    raise OptionsError(f"the measure {measure.name!r} is listed twice", f"measures[{i}]")
+                seen.append(measure.name)
+            return seen
         if name == "relevance_level" and value < 1:
             raise OptionsError(f"option 'relevance_level' of {cls.name} must be at least 1, not {value}")
         if name == "max_docs_per_query" and value is not None and (type(value) is not int or value < 1):
             raise OptionsError(f"option 'max_docs_per_query' of {cls.name} must be null or a positive integer")
         return value
 
+    @classmethod
+    def configured_metrics(cls, config: Mapping[str, Any]) -> tuple[str, tuple[str, ...], tuple[MetricSpec, ...]]:
+        """The configured measures, in the configured order: the first ranks, the others break ties."""
+        specs = tuple(_metric_spec(m) for m in trec_measures.parse_measures(config["measures"]))
+        return specs[0].name, tuple(spec.name for spec in specs[1:]), specs
+
+    @classmethod
+    def config_warnings(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+        if config["complete_queries"] or config["require_all_queries"]:
+            return []
+        return [
+            (
+                "complete_queries",
+                "neither complete_queries nor require_all_queries is set, so a run is averaged over the queries it "
+                "answers: it can leave out its hardest queries and score higher (set complete_queries: true, as "
+                "trec_eval -c, or require_all_queries: true)",
+            )
+        ]
+
     def measure_specs(self) -> tuple[MetricSpec, ...]:
         """The configured measures as metrics, in the configured order."""
-        return tuple(
-            MetricSpec(m.name, _MEANINGS[m.averaging].format(name=m.name), m.name not in LOWER_IS_BETTER)
-            for m in self.measures
-        )
+        return self.configured_metrics(self.config)[2]
 
     # -- the steps ----------------------------------------------------------------------------------------
     def parse_gold(self, data: bytes) -> Qrels:

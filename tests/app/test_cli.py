@@ -139,3 +139,23 @@ def test_podium_score_imports_only_what_its_scorer_needs(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr
     assert '"f1": 0.6666666666666666' in done.stdout
     assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_a_bad_scorer_option_is_refused_by_key_path_and_a_risky_one_warned_of(db: Database, tmp_path: Path) -> None:
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    bundle = tmp_path / "competition.yaml"
+    text = (
+        "slug: ranked\ntitle: Ranked\ntasks:\n  - {slug: t, title: T, scorer: trec, scorer_options: OPTIONS, "
+        "phases: [{slug: p, title: P, gold: {path: qrels.txt}}]}\n"
+    )
+    bundle.write_text(text.replace("OPTIONS", "{measures: [map, P_10, mapp], complete_queries: true}"))
+    refused = run(db, "competition", "create", str(bundle))
+    assert refused.exit_code == 2
+    assert "- tasks[0].scorer_options.measures[2]: unknown trec_eval measure 'mapp'" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    bundle.write_text(text.replace("OPTIONS", "{measures: [map, P_10]}"))
+    warned = run(db, "competition", "create", str(bundle))
+    assert warned.exit_code == 0, warned.stderr
+    assert warned.stdout == "created competition ranked: 1 task(s), 1 phase(s)\n"
+    assert warned.stderr.startswith("warning: tasks[0].scorer_options.complete_queries: neither complete_queries")
+    assert "leave out its hardest queries" in warned.stderr

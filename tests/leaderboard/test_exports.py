@@ -64,6 +64,10 @@ def test_leaderboard_json_keeps_names_as_typed_and_nan_as_null() -> None:
     assert data == {
         "scorer": "mean-test",
         "primary_metric": "mean",
+        "metrics": [
+            {"name": "mean", "meaning": "mean of the document values", "higher_is_better": True, "format": "percent"},
+            {"name": "error", "meaning": "one minus the mean", "higher_is_better": False, "format": "percent"},
+        ],
         "columns": ["mean", "error", "language:en:mean"],
         "entries": [
             {

@@ -20,6 +20,7 @@ from leaderboard.tables import (
     percent,
     plain_number,
 )
+from scorers import scorer_class
 from tests.conftest import require_shared
 from tests.leaderboard.builders import T0, describe, make_candidate
 
@@ -140,3 +141,30 @@ def test_svident_breakdowns_of_a_real_score_give_language_then_document_tables()
     ]
     de = report.breakdown["language"]["de"]
     assert tables[0].rows[0].cells == (percent(de["f1"]), percent(de["precision"]), percent(de["recall"]))
+
+
+def test_a_configured_trec_board_shows_the_configured_measures_in_order_counts_as_plain_numbers() -> None:
+    described = scorer_class("trec").describe({"measures": ["P_5", "num_rel_ret", "map"]})
+    assert (described.primary_metric, described.secondary_metrics) == ("P_5", ("num_rel_ret", "map"))
+    rules = Rules.from_description(described)
+    candidates = [
+        make_candidate(1, "a", 0, {"map": 0.9, "P_5": 0.4, "num_rel_ret": 12.0}),
+        make_candidate(2, "b", 1, {"map": 0.1, "P_5": 0.6, "num_rel_ret": 7.0}),
+    ]
+    table = leaderboard_table(described, rank(candidates, rules))
+    assert [c.label for c in table.columns] == ["P_5 ↑", "num_rel_ret ↑", "map ↑"]
+    assert [(r.team, r.cells) for r in table.rows] == [("b", ("60.00", "7", "10.00")), ("a", ("40.00", "12", "90.00"))]
+
+
+def test_a_regression_board_ranked_by_a_configured_error_puts_the_smallest_first() -> None:
+    described = scorer_class("regression").describe({"primary_metric": "rmse"})
+    assert (described.primary_metric, described.higher_is_better) == ("rmse", False)
+    candidates = [
+        make_candidate(1, "a", 0, {"pearson": 0.9, "rmse": 1.25, "mae": 1.0}),
+        make_candidate(2, "b", 1, {"pearson": 0.5, "rmse": 0.5, "mae": 0.25}),
+    ]
+    table = leaderboard_table(described, rank(candidates, Rules.from_description(described)))
+    assert [c.label for c in table.columns] == ["rmse ↓", "pearson ↑", "mae ↓"]
+    assert [(r.team, r.cells) for r in table.rows] == [("b", ("0.5", "0.5", "0.25")), ("a", ("1.25", "0.9", "1"))]
+    stated = scorer_class("regression").describe({"primary_metric": "r2", "higher_is_better": False})
+    assert stated.metric("r2") is not None and not stated.higher_is_better

@@ -22,11 +22,11 @@ from sqlalchemy.orm import Session
 
 from app.services.boards import standings, uncertainty
 from app.services.boards.staleness import fingerprint
-from app.services.competitions.catalog import phase_state
+from app.services.competitions.catalog import phase_state, task_description
 from app.storage.models import Phase, Visibility
 from leaderboard.ranking import Candidate, Entry, Rules, Selection, rank
 from leaderboard.uncertainty import BoardUncertainty, phase_seed
-from scorers import ScorerDescription, get_scorer, scorer_class
+from scorers import ScorerDescription, get_scorer
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ class BoardSnapshot:
 def compute_snapshot(session: Session, phase: Phase, viewers: Viewers, generation_at_start: int) -> BoardSnapshot:
     """Rank the phase as ``viewers`` see it (the numbers and rules of ``app.services.boards.standings``)."""
     seen = fingerprint(session, phase.id)
-    described = scorer_class(phase.task.scorer).describe()
+    described = task_description(phase.task)
     rules = Rules.from_description(described, select=cast(Selection, phase.selection))
     hidden = viewers == "public" and not phase.metrics_public
     now = time.monotonic()

@@ -4,8 +4,10 @@
 a typo cannot pass silently), slugs, times, limits, scorer names and options, the files (which may not
 leave their base folder) and every phase's gold, parsed with its task's scorer. All mistakes are
 collected and raised together in one ``BundleError``, each under its key path
-(``tasks[1].phases[0].gold: file not found: data/gold.tsv``). The format is documented, key by key,
-in ``examples/README.md``.
+(``tasks[1].phases[0].gold: file not found: data/gold.tsv``, ``tasks[0].scorer_options.measures[2]: unknown
+trec_eval measure 'mapp'``). A bundle that loads can still carry warnings, each under its key path
+(``CompetitionSpec.warnings``: a ``trec`` task that lets a run leave out its hardest queries). The format is
+documented, key by key, in ``examples/README.md``.
 """
 
 from __future__ import annotations
@@ -89,6 +91,8 @@ class _Reader(KeyPathChecker):
     def __init__(self, files: FileFinder) -> None:
         super().__init__()
         self.finder = files
+        #: ``(key path, message)`` of what loads but is probably a mistake (``CompetitionSpec.warnings``).
+        self.warnings: list[tuple[str, str]] = []
 
     # -- files ----------------------------------------------------------------------------------------
     def entry(self, value: Any, path: str, *, derived_ok: bool = False) -> dict[str, Any] | None:
@@ -185,6 +189,7 @@ class _Reader(KeyPathChecker):
             organizers=tuple(organizers),
             participation=self.choice(m, "participation", "", PARTICIPATION),
             tasks=tuple(task for task in tasks if task is not None),
+            warnings=tuple(self.warnings),
         )
 
     def scorer(self, m: dict[str, Any], path: str) -> tuple[str, Scorer[Any, Any, Any] | None, dict[str, Any]]:
@@ -199,12 +204,16 @@ class _Reader(KeyPathChecker):
         except UnknownScorer as exc:
             self.add(key_path(path, "scorer"), str(exc))
             return name, None, {}
+        where = key_path(path, "scorer_options")
         try:
             resolved = cls.resolve_options(given)
+            scorer = cls(resolved)
         except OptionsError as exc:
-            self.add(key_path(path, "scorer_options"), str(exc))
+            self.add(key_path(where, exc.key) if exc.key else where, exc.detail)
             return name, None, {}
-        return name, cls(resolved), {key: resolved[key] for key in given}
+        for key, message in cls.config_warnings(resolved):
+            self.warnings.append((key_path(where, key), message))
+        return name, scorer, {key: resolved[key] for key in given}
 
     def task(self, value: Any, path: str, taken: dict[str, str]) -> TaskSpec | None:
         m = self.mapping(value, path, TASK_KEYS)

@@ -67,6 +67,9 @@ class CompetitionSpec:
     organizers: tuple[str, ...]
     participation: str
     tasks: tuple[TaskSpec, ...]
+    #: ``(key path, message)``: what loads but is probably a mistake (the scorers' ``config_warnings``); the
+    #: command line and the API show them to the organizer.
+    warnings: tuple[tuple[str, str], ...] = ()
 
 
 class BundleError(ServiceError):

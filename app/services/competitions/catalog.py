@@ -28,7 +28,7 @@ from app.storage.models import (
     User,
 )
 from app.storage.types import utcnow
-from scorers import ScorerError, get_scorer
+from scorers import ScorerDescription, ScorerError, get_scorer, scorer_class
 
 IfExists = Literal["error", "skip"]
 
@@ -78,6 +78,12 @@ def _organizers(session: Session, names: Sequence[str], creator: User | None) ->
     if creator is not None:
         by_id[creator.id] = creator
     return list(by_id.values())
+
+
+def task_description(task: Task) -> ScorerDescription:
+    """The task's scorer as its options configure it: the metrics, primary metric and directions that its board,
+    its tables, its exports and its pages show."""
+    return scorer_class(task.scorer).describe(task.scorer_options or {})
 
 
 def _check_scorer(task: TaskSpec, index: int) -> None:

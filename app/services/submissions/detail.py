@@ -17,11 +17,12 @@ from app.services.accounts.access import is_organizer
 from app.services.accounts.teams import team_of
 from app.services.boards.cache import BoardCache
 from app.services.boards.snapshot import PhaseRef
+from app.services.competitions.catalog import task_description
 from app.services.errors import NotFound
 from app.services.submissions import results
 from app.services.submissions.results import SubmissionRecord
 from app.storage.models import Phase, Submission, Team, User
-from scorers import ScorerDescription, scorer_class
+from scorers import ScorerDescription
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ def view_submission(session: Session, viewer: User | None, submission_id: int, b
     assert phase is not None
     task = phase.task
     ref = (task.competition.slug, task.slug, phase.slug)
-    description = scorer_class(task.scorer).describe()
+    description = task_description(task)
     organizer = is_organizer(session, viewer, task.competition_id)
     record: SubmissionRecord | None = None
     if viewer is not None:

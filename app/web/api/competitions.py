@@ -15,6 +15,7 @@ from app.storage.types import utcnow
 from app.web.deps import CurrentUser, OptionalUser, SessionDep, StateDep
 from app.web.schemas.common import ErrorOut
 from app.web.schemas.competitions import (
+    BundleWarningOut,
     CompetitionCreated,
     CompetitionList,
     CompetitionOut,
@@ -80,7 +81,12 @@ async def create_competition(
 
     def store() -> CompetitionCreated:
         competition, created = catalog.create_competition(session, spec, creator=user)
-        return CompetitionCreated(slug=competition.slug, created=created, url=competition_url(competition.slug))
+        return CompetitionCreated(
+            slug=competition.slug,
+            created=created,
+            url=competition_url(competition.slug),
+            warnings=[BundleWarningOut(key=key, message=message) for key, message in spec.warnings],
+        )
 
     return await run_in_threadpool(store)
 

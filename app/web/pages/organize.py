@@ -24,7 +24,6 @@ from app.web.deps import PhaseRef, RowId, SessionDep
 from app.web.pages import urls
 from app.web.pages.render import SECURITY_HEADERS, PageRoute, get_pages, redirect, render
 from app.web.sessions import LoggedIn
-from scorers import scorer_class
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 CSRF = [Depends(require_csrf)]
@@ -52,7 +51,7 @@ def organize(
         "statuses": tuple(SubmissionStatus),
         "status": status,
         "team": team,
-        "primary": scorer_class(phase_row.task.scorer).describe().primary_metric,
+        "primary": catalog.task_description(phase_row.task).primary_metric,
         "baselines": runs.registry(phase_row.task.scorer),
         "runs": views.describe_runs(session, runs.list_runs(session, viewer, phase_row)),
     }

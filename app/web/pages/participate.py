@@ -29,7 +29,6 @@ from app.web.sessions import LoggedIn, Viewer
 from app.web.state import AppState
 from app.web.uploads import read_form, upload_limit_for
 from leaderboard.tables import breakdown_tables, metrics_table
-from scorers import scorer_class
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 CSRF = [Depends(require_csrf)]
@@ -54,7 +53,7 @@ def _submit_context(session: Session, state: AppState, user: User, phase: Phase)
         "usage": quota.usage(session, phase, team.id if team else None, now),
         "limit_text": describe_size(limit),
         "limit": limit,
-        "format": scorer_class(task.scorer).describe(),
+        "format": catalog.task_description(task),
         "now": now,
     }
 
@@ -140,7 +139,7 @@ def my_submissions(
         "team": team,
         "usage": quota.usage(session, phase_row, team.id if team else None, now),
         "pending": any(r.status in PENDING for r in records),
-        "description": scorer_class(phase_row.task.scorer).describe(),
+        "description": catalog.task_description(phase_row.task),
         "now": now,
     }
     return render(request, "my_submissions.html", context, viewer=viewer)

@@ -15,6 +15,7 @@ class MetricOut(BaseModel):
     name: str
     meaning: str
     higher_is_better: bool
+    format: str = Field(description="percent (a fraction shown as a percentage) or number (shown as it is)")
 
 
 class IntervalOut(BaseModel):
@@ -96,7 +97,7 @@ class LeaderboardOut(BaseModel):
             scorer=described.name,
             primary_metric=snapshot.rules.primary,
             metrics=[
-                MetricOut(name=m.name, meaning=m.meaning, higher_is_better=m.higher_is_better)
+                MetricOut(name=m.name, meaning=m.meaning, higher_is_better=m.higher_is_better, format=m.format)
                 for m in described.metrics
             ],
             selection=facts.selection,

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.services.competitions.catalog import PhaseState, phase_state
+from app.services.competitions.catalog import PhaseState, phase_state, task_description
 from app.services.competitions.markdown import render_markdown
 from app.services.submissions.limits import Limits, upload_limit
 from app.storage.blobs import blob_facts
@@ -26,7 +26,6 @@ from app.storage.models import (
     User,
     Visibility,
 )
-from scorers import scorer_class
 
 API = "/api/v1"
 
@@ -122,7 +121,7 @@ class TaskOut(BaseModel):
 
     @classmethod
     def of(cls, session: Session, task: Task, competition: str, limits: Limits, now: datetime) -> TaskOut:
-        described = scorer_class(task.scorer).describe().to_dict()
+        described = task_description(task).to_dict()
         training = [f for f in task.files if f.kind == TaskFileKind.TRAINING]
         return cls(
             slug=task.slug,
@@ -193,10 +192,18 @@ class CompetitionList(BaseModel):
     competitions: list[CompetitionSummary]
 
 
+class BundleWarningOut(BaseModel):
+    key: str = Field(description="the key path of the bundle the warning is about")
+    message: str
+
+
 class CompetitionCreated(BaseModel):
     slug: str
     created: bool
     url: str
+    warnings: list[BundleWarningOut] = Field(
+        default_factory=list, description="what loaded but is probably a mistake, by key path"
+    )
 
 
 class ParticipationOut(BaseModel):

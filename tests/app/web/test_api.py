@@ -149,7 +149,12 @@ def test_an_organizer_creates_a_competition_from_a_bundle(db: Database, client: 
     assert (refused.status_code, refused.json()["error"]) == (403, "forbidden")
     created = client.post("/api/v1/competitions", headers=auth(db, "olga"), files=files)
     assert created.status_code == 201, created.text
-    assert created.json() == {"slug": "uploaded", "created": True, "url": "/api/v1/competitions/uploaded"}
+    assert created.json() == {
+        "slug": "uploaded",
+        "created": True,
+        "url": "/api/v1/competitions/uploaded",
+        "warnings": [],
+    }
     phase = client.get("/api/v1/competitions/uploaded/tasks/labels/phases/dev").json()
     assert phase["daily_limit"] == 2
     assert client.get("/api/v1/competitions/uploaded").json()["organizers"] == ["olga"]
@@ -196,6 +201,45 @@ def test_a_bad_bundle_is_refused_with_key_paths(db: Database, client: TestClient
     body = answer.json()
     assert body["error"] == "invalid_bundle"
     assert [p["key"] for p in body["problems"]] == ["tasks[0].phases[0].gold"]
+
+
+def trec_bundle(options: dict[str, Any]) -> bytes:
+    document = {
+        "slug": "ranked",
+        "title": "Ranked",
+        "tasks": [
+            {
+                "slug": "ranking",
+                "title": "Ranking",
+                "scorer": "trec",
+                "scorer_options": options,
+                "phases": [{"slug": "test", "title": "Test", "gold": {"path": "data/qrels.txt"}}],
+            }
+        ],
+    }
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("ranked/competition.yaml", yaml.safe_dump(document))
+        archive.writestr("ranked/data/qrels.txt", "q1 0 d1 1\nq2 0 d2 1\n")
+    return buffer.getvalue()
+
+
+def test_a_bad_scorer_option_is_refused_by_key_path_and_a_risky_one_answered_with_a_warning(
+    db: Database, client: TestClient
+) -> None:
+    setup(db)
+    bad = {"bundle": ("bundle.zip", trec_bundle({"measures": ["map", "P_10", "mapp"]}), "application/zip")}
+    refused = client.post("/api/v1/competitions", headers=auth(db, "olga"), files=bad)
+    assert refused.status_code == 422, refused.text
+    [problem] = refused.json()["problems"]
+    assert problem["key"] == "tasks[0].scorer_options.measures[2]"
+    assert problem["message"].startswith("unknown trec_eval measure 'mapp'")
+    risky = {"bundle": ("bundle.zip", trec_bundle({"measures": ["map", "P_10"]}), "application/zip")}
+    created = client.post("/api/v1/competitions", headers=auth(db, "olga"), files=risky)
+    assert created.status_code == 201, created.text
+    [warning] = created.json()["warnings"]
+    assert warning["key"] == "tasks[0].scorer_options.complete_queries"
+    assert "leave out its hardest queries" in warning["message"]
 
 
 # -- submitting -----------------------------------------------------------------------------------

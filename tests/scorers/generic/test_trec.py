@@ -240,29 +240,34 @@ def test_unknown_and_missing_queries_are_refused_when_asked() -> None:
 
 
 @pytest.mark.parametrize(
-    ("options", "message"),
+    ("options", "key", "message"),
     [
-        ({"measures": ["mapp"]}, "unknown trec_eval measure 'mapp'"),
-        ({"measures": ["P"]}, "measure 'P' needs a cutoff, as in P_5"),
-        ({"measures": ["P_0"]}, "P takes one positive integer cutoff"),
-        ({"measures": ["iprec_at_recall_0.1"]}, "two decimals as trec_eval prints it"),
-        ({"measures": ["iprec_at_recall_1.50"]}, "between 0.00 and 1.00"),
-        ({"measures": ["utility_1,2"]}, "utility takes 4 number(s), not 2"),
-        ({"measures": ["ndcg_1=2,1=3"]}, "a relevance level is given two gains"),
-        ({"measures": ["map_5"]}, "measure 'map' takes no parameter"),
-        ({"measures": ["map", "map"]}, "listed twice: map"),
-        ({"measures": []}, "at least one measure"),
-        ({"measures": "map"}, "must be of type list"),
-        ({"relevance_level": 0}, "must be at least 1"),
-        ({"max_docs_per_query": 0}, "null or a positive integer"),
-        ({"max_docs_per_query": "10"}, "null or a positive integer"),
-        ({"per_query": "yes"}, "must be of type bool"),
+        ({"measures": ["map", "mapp"]}, "measures[1]", "unknown trec_eval measure 'mapp'"),
+        ({"measures": ["P"]}, "measures[0]", "measure 'P' needs a cutoff, as in P_5"),
+        ({"measures": ["P_0"]}, "measures[0]", "P takes one positive integer cutoff"),
+        ({"measures": ["iprec_at_recall_0.1"]}, "measures[0]", "two decimals as trec_eval prints it"),
+        ({"measures": ["iprec_at_recall_1.50"]}, "measures[0]", "between 0.00 and 1.00"),
+        ({"measures": ["utility_1,2"]}, "measures[0]", "utility takes 4 number(s), not 2"),
+        ({"measures": ["ndcg_1=2,1=3"]}, "measures[0]", "a relevance level is given two gains"),
+        ({"measures": ["map_5"]}, "measures[0]", "measure 'map' takes no parameter"),
+        ({"measures": ["P_5", "map", "map"]}, "measures[2]", "the measure 'map' is listed twice"),
+        ({"measures": []}, "measures", "at least one measure"),
+        ({"measures": "map"}, "measures", "must be of type list"),
+        ({"relevance_level": 0}, "relevance_level", "must be at least 1"),
+        ({"max_docs_per_query": 0}, "max_docs_per_query", "null or a positive integer"),
+        ({"max_docs_per_query": "10"}, "max_docs_per_query", "null or a positive integer"),
+        ({"per_query": "yes"}, "per_query", "must be of type bool"),
+        ({"per_query": True, "measure": ["map"]}, None, "unknown option(s) for trec: measure"),
     ],
 )
-def test_bad_options_are_refused_with_the_reason(options: dict[str, Any], message: str) -> None:
+def test_bad_options_are_refused_with_the_reason_and_key(
+    options: dict[str, Any], key: str | None, message: str
+) -> None:
     with pytest.raises(OptionsError, match=None) as caught:
         get_scorer("trec", options)
-    assert message in str(caught.value)
+    assert caught.value.key == key
+    assert message in caught.value.detail
+    assert caught.value.located == (f"{key}: {caught.value.detail}" if key else caught.value.detail)
 
 
 def test_the_measures_are_the_metrics_in_their_order() -> None:

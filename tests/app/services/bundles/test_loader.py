@@ -84,15 +84,19 @@ def phases(spec: CompetitionSpec) -> dict[str, list[str]]:
         ("svident", {"detection": ["test"], "disambiguation": ["test"]}),
         ("scier", {"ere": ["dev", "test-id", "test-ood"], "re": ["dev", "test-id", "test-ood"]}),
         ("famus", {"sv": ["dev", "test"], "cdae-report": ["test"], "cdae-source": ["test"]}),
+        ("trec", {"ranking": ["test"]}),
+        ("classification", {"sentiment": ["test"]}),
+        ("regression", {"similarity": ["test"]}),
     ],
 )
 def test_example_bundle_loads_open_to_all_with_public_phases_open_now(
     name: str, expected: dict[str, list[str]]
 ) -> None:
     spec = load_bundle(EXAMPLES / name / "competition.yaml")
-    assert spec.slug == name
+    assert spec.slug in (name, f"{name}-example")
     assert phases(spec) == expected
     assert spec.participation == "open"
+    assert spec.warnings == ()  # the trec example averages over every query (complete_queries: true)
     for task in spec.tasks:
         scorer = get_scorer(task.scorer, task.scorer_options)
         for phase in task.phases:

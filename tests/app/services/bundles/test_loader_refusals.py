@@ -95,6 +95,77 @@ def test_unknown_scorer_option_is_refused(tmp_path: Path) -> None:
     assert keys_of(folder) == ["tasks[0].scorer_options"]
 
 
+QRELS = b"q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n"
+CLASSES = b"id\tlabel\na\tyes\nb\tno\n"
+
+
+def generic_task(scorer: str, options: dict[str, Any], gold: str) -> dict[str, Any]:
+    return make_task(slug="generic", scorer=scorer, scorer_options=options, phases=[make_phase(gold={"path": gold})])
+
+
+@pytest.mark.parametrize(
+    ("task", "expected"),
+    [
+        (
+            generic_task("trec", {"measures": ["map", "P_10", "mapp"], "complete_queries": True}, "data/qrels.txt"),
+            ("tasks[0].scorer_options.measures[2]", "unknown trec_eval measure 'mapp'"),
+        ),
+        (
+            generic_task("trec", {"measures": ["map", "P_5", "map"], "complete_queries": True}, "data/qrels.txt"),
+            ("tasks[0].scorer_options.measures[2]", "the measure 'map' is listed twice"),
+        ),
+        (
+            generic_task("trec", {"relevance_level": 0, "complete_queries": True}, "data/qrels.txt"),
+            ("tasks[0].scorer_options.relevance_level", "must be at least 1"),
+        ),
+        (
+            generic_task("classification", {"average": "binary"}, "data/classes.tsv"),
+            ("tasks[0].scorer_options.positive_label", "is needed when 'average' is 'binary'"),
+        ),
+        (
+            generic_task("classification", {"group_by": ["doc", "doc"]}, "data/classes.tsv"),
+            ("tasks[0].scorer_options.group_by", "must be a list of distinct column names"),
+        ),
+        (
+            generic_task("regression", {"primary_metric": "auc"}, "data/classes.tsv"),
+            ("tasks[0].scorer_options.primary_metric", "must be one of pearson, spearman"),
+        ),
+    ],
+)
+def test_a_bad_scorer_option_is_refused_under_its_key_path(
+    tmp_path: Path, task: dict[str, Any], expected: tuple[str, str]
+) -> None:
+    files = {"data/qrels.txt": QRELS, "data/classes.tsv": CLASSES}
+    folder = write_bundle(tmp_path, make_bundle(tasks=[make_task(), task]), files)
+    [(key, message)] = problems_of(folder)
+    assert key == expected[0].replace("tasks[0]", "tasks[1]")
+    assert expected[1] in message
+
+
+@pytest.mark.parametrize(
+    ("options", "warned"),
+    [
+        ({}, True),
+        ({"per_query": True, "reject_unknown_queries": True}, True),
+        ({"complete_queries": True}, False),
+        ({"require_all_queries": True}, False),
+    ],
+)
+def test_a_trec_task_that_lets_a_run_leave_out_queries_loads_with_a_warning(
+    tmp_path: Path, options: dict[str, Any], warned: bool
+) -> None:
+    task = generic_task("trec", options, "data/qrels.txt")
+    folder = write_bundle(tmp_path, make_bundle(tasks=[task]), {"data/qrels.txt": QRELS})
+    spec = load_bundle(folder)
+    assert [t.slug for t in spec.tasks] == ["generic"]
+    if not warned:
+        assert spec.warnings == ()
+        return
+    [(key, message)] = spec.warnings
+    assert key == "tasks[0].scorer_options.complete_queries"
+    assert "leave out its hardest queries" in message and "complete_queries: true" in message
+
+
 def test_unknown_key_is_refused_with_a_suggestion(tmp_path: Path) -> None:
     folder = write_bundle(tmp_path, with_phase(daily_limt=5))
     assert problems_of(folder) == [("tasks[0].phases[0].daily_limt", "unknown key (did you mean daily_limit?)")]
