@@ -113,7 +113,7 @@ def interval(gold: ParsedGold, held: Claim, report: ScoreReport) -> dict[str, An
     A failure here costs the interval, never the score: the board computes it from the units instead."""
     if not held.gold.intervals or not report.units:
         return None
-    metric = gold.scorer.describe().primary_metric
+    metric = gold.scorer.described().primary_metric
     try:
         return interval_record(interval_for(gold.scorer, report.units, metric, seed=held.gold.seed), metric)
     except Exception:
