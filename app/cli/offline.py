@@ -42,11 +42,13 @@ def _percent(value: float) -> str:
 def format_report(report: dict[str, Any], described: ScorerDescription) -> str:
     """A readable report: the metrics with their meaning, then each breakdown as a table."""
     meanings = {m.name: m.meaning for m in described.metrics}
+    fractions = {m.name for m in described.metrics if m.fraction}
     lines = [f"{report['scorer']} (version {report['version']})", ""]
     width = max(len(name) for name in report["metrics"])
     for name, value in report["metrics"].items():
         mark = "*" if name == described.primary_metric else " "
-        lines.append(f"{mark} {name:<{width}}  {value:.6f}  ({_percent(value).strip()} %)  {meanings.get(name, '')}")
+        shown = f"({_percent(value).strip()} %)" if name in fractions else ""
+        lines.append(f"{mark} {name:<{width}}  {value:.6f}  {shown}  {meanings.get(name, '')}".rstrip())
     lines.append("")
     lines.append("* primary metric")
     for dimension, rows in report["breakdown"].items():
@@ -122,9 +124,10 @@ def scorers_command(
         typer.echo(f"  primary metric: {d['primary_metric']} ({direction} is better)")
         typer.echo(f"  gold: {d['gold_format']}")
         typer.echo(f"  submission: {d['submission_format']}")
-        typer.echo("  metrics:")
+        typer.echo("  metrics (as the default options give them):")
         for m in d["metrics"]:
-            typer.echo(f"    {m['name']}: {m['meaning']}")
+            shown = f"{m['format']}, {'higher' if m['higher_is_better'] else 'lower'} is better"
+            typer.echo(f"    {m['name']} ({shown}): {m['meaning']}")
         if d["options"]:
             typer.echo("  options:")
             for o in d["options"]:
