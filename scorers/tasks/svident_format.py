@@ -14,6 +14,7 @@ builds typed values; ``scorers.tasks.svident`` scores them. Every problem is col
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
@@ -222,7 +223,8 @@ def parse_run(
     total = 0
     # Parsed whole, a run takes more than twice its file in objects. The refusals of the whole file come
     # first, as load_json gives them (iter_json_object), then the total, then the entries' problems.
-    for key, candidates in iter_json_object(data, lambda value: _not_object(shape, value)):
+    # Scores that overflow come as infinities (finite=False) and are refused with the entry (_check_scores).
+    for key, candidates in iter_json_object(data, lambda value: _not_object(shape, value), finite=False):
         if isinstance(candidates, dict):
             total += len(candidates)
         if total > limits.candidates:
@@ -257,9 +259,11 @@ def _check_variables(key: str, candidates: dict[str, Any], limits: RunLimits, pr
 
 
 def _check_scores(key: str, candidates: dict[str, Any], problems: Problems) -> bool:
-    """True when every score is a JSON number that is finite as a double (NaN and 1e999 never parse)."""
-    types = set(map(type, candidates.values()))
-    if types <= {float}:  # the common case, checked without a Python loop over the candidates
+    """True when every score is a JSON number that is finite as a double (NaN never parses; 1e999 parses as an
+    infinity, see ``parse_run``)."""
+    scores = candidates.values()
+    # The common case, checked without a Python loop over the candidates.
+    if set(map(type, scores)) <= {float} and math.inf not in scores and -math.inf not in scores:
         return True
     ok = True
     for variable, score in candidates.items():
@@ -270,6 +274,13 @@ def _check_scores(key: str, candidates: dict[str, Any], problems: Problems) -> b
             except OverflowError:
                 message = "is too large: a score must be finite as a double"
         elif type(score) is float:
+            if not math.isinf(score):
+                continue
+            # The number as written is gone; its value would read "Infinity", which the file does not say.
+            problems.add(
+                f"{where(key)}, variable {show(variable)}", "the score is too large (it overflows to infinity)"
+            )
+            ok = False
             continue
         else:
             message = "is not a JSON number (numeric strings and true/false are not scores)"
