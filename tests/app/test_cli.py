@@ -71,15 +71,18 @@ def test_demo_is_idempotent_and_its_credentials_work(db: Database) -> None:
     second = run(db, "demo")
     assert second.exit_code == 0, second.stderr
     slugs = re.findall(r"^  (\S+) +(created|already there)$", second.stdout, re.MULTILINE)
-    assert slugs == [(s, "already there") for s in ("svident", "scier", "famus", "private-demo")]
+    generic = ("trec-example", "classification-example", "regression-example")
+    assert slugs == [(s, "already there") for s in ("svident", "scier", "famus", *generic, "private-demo")]
     accounts = re.findall(r"user (\S+) +password (\S+) +token (\S+)", second.stdout)
     assert [name for name, _, _ in accounts] == ["demo-organizer", "demo-participant"]
     with db.session() as session:
         for name, password, token in accounts:
             assert users.authenticate(session, name, password).name == name
             assert users.user_for_token(session, token).name == name
-        assert len(session.scalars(select(Competition)).all()) == 4
-        assert len(session.scalars(select(CompetitionOrganizer)).all()) == 4
+        assert len(session.scalars(select(Competition)).all()) == 7
+        assert len(session.scalars(select(CompetitionOrganizer)).all()) == 7
+        trec = session.scalar(select(Competition).where(Competition.slug == "trec-example"))
+        assert trec is not None and [task.scorer for task in trec.tasks] == ["trec"]
 
 
 def test_db_upgrade_reports_the_revision(db: Database) -> None:

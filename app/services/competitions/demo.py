@@ -2,7 +2,8 @@
 
 The three seed competitions come from ``examples/<name>/release.yaml`` on the real releases when a
 data folder is given, else from ``examples/<name>/competition.yaml`` on the small example data; the
-invitational example (approval, hidden phase) is always added. A competition that exists already is
+example of each generic scorer (``trec``, ``classification``, ``regression``: invented data, configured
+in the bundle) and the invitational example (approval, hidden phase) are always added. A competition that exists already is
 left as it is. The demo accounts get fresh passwords and tokens on every run, so that the printed
 credentials always work.
 """
@@ -23,7 +24,8 @@ from app.services.competitions import catalog
 from app.storage.models import Competition, CompetitionOrganizer, User
 
 SEED = ("svident", "scier", "famus")
-EXTRA = ("private-demo",)
+#: The examples of the scorers an organizer configures in the bundle, then the invitational example.
+EXTRA = ("trec", "classification", "regression", "private-demo")
 RELEASE_FILE = "release.yaml"
 TOKEN_LABEL = "demo"  # noqa: S105  (a label, not a secret)
 
