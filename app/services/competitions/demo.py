@@ -3,8 +3,8 @@
 The three seed competitions come from ``examples/<name>/release.yaml`` on the real releases when a
 data folder is given, else from ``examples/<name>/competition.yaml`` on the small example data; the
 example of each generic scorer (``trec``, ``classification``, ``regression``: invented data, configured
-in the bundle) and the invitational example (approval, hidden phase) are always added. A competition that exists already is
-left as it is. The demo accounts get fresh passwords and tokens on every run, so that the printed
+in the bundle) and the invitational example (approval, hidden phase) are always added. A competition
+that exists already is left as it is. The demo accounts get fresh passwords and tokens on every run, so that the printed
 credentials always work.
 """
 
