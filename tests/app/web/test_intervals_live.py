@@ -22,7 +22,7 @@ from app.services.accounts import users
 from app.storage.db import Database
 from leaderboard.exports import UNCERTAINTY_FIELDS
 from tests.app.builders import bundle_file, make_competition, make_user, phase_spec
-from tests.app.web.test_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.app.web.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.security.live_server import TIMEOUT, LiveServer, serve
 from tests.security.seed_examples import example, seed_scorers
 
