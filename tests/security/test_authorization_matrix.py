@@ -54,6 +54,7 @@ from tests.security.world import (
     HIDDEN_NUMBERS,
     OPEN,
     ORGANIZER,
+    PENDING,
     PUBLIC_NUMBERS,
     TEAM_A,
     TEAM_B,
@@ -140,7 +141,7 @@ def organizers_see(*kinds: str) -> dict[str, set[str]]:
 # -- what the requests send -----------------------------------------------------------------------------
 
 
-def json_body(**body: str) -> Send:
+def json_body(**body: Any) -> Send:
     return lambda world: {"json": body}
 
 
@@ -185,6 +186,8 @@ def _bundle_zip(slug: str) -> bytes:
     return buffer.getvalue()
 
 
+CONFIRMED = form(confirmed="yes")
+PHASE_FORM = {"starts_at": "", "ends_at": "", "daily_limit": "4", "total_limit": "", "visibility": "hidden"}
 INVITE_A = frozenset({"invite_a"})
 NEWCOMER = {"name": "newcomer", "password": PASSWORD}
 
@@ -219,6 +222,10 @@ TABLE: tuple[Row, ...] = (
     row("GET", C,                                        200, 200, 200, 200, 200, 200),
     row("GET", T,                                        200, 200, 200, 200, 200, 200),
     row("GET", PH,                                       200, 200, 200, 200, 200, 200),
+    row("PATCH", PH,                                     401, 403, 403, 403, 200, 200, send=json_body(daily_limit=7)),
+    row("PATCH", PH,                                     401, 403, 403, 200, 403, 200,
+        path=API + "/competitions/other/tasks/labels/phases/dev", send=json_body(ends_at=None)),
+    row("GET", PH + "/changes",                          401, 403, 403, 403, 200, 200),
     row("GET", T + "/files/{name}",                      200, 200, 200, 200, 200, 200, path=T + "/files/train.json"),
     row("GET", T + "/files/{name}",                      404, 404, 404, 404, 404, 404, path=T + "/files/notes.txt"),
     row("GET", PH + "/files/{name}",                     200, 200, 200, 200, 200, 200, path=PH + "/files/inputs.txt"),
@@ -230,6 +237,8 @@ TABLE: tuple[Row, ...] = (
     row("GET", C + "/participants",                      401, 403, 403, 200, 403, 200,
         path=API + "/competitions/other/participants"),
     row("POST", C + "/participants/{name}/approve",      401, 403, 403, 403, 200, 200),
+    row("POST", C + "/participants/{name}/refuse",       401, 403, 403, 403, 200, 200),
+    row("DELETE", C + "/participants/{name}",            401, 403, 403, 403, 204, 204),
     # submissions
     row("POST", PH + "/submissions",                     401, 202, 202, 403, 202, 202, send=upload),
     row("GET", PH + "/submissions",                      401, 200, 200, 200, 200, 200,
@@ -325,13 +334,26 @@ TABLE: tuple[Row, ...] = (
         shows=organizers_see("hidden_numbers", "org_message")),
     row("GET", PAGE + "/organize",                       303, 403, 403, 200, 403, 200,
         path="/c/other/labels/dev/organize"),
-    row("POST", PAGE + "/organize/rescore",              401, 403, 403, 403, 303, 303),
-    row("POST", PAGE + "/organize/reveal",               401, 403, 403, 403, 303, 303),
+    # Rescoring everything, revealing and cancelling a run ask first (200, nothing done), then act.
+    row("POST", PAGE + "/organize/rescore",              401, 403, 403, 403, 200, 200),
+    row("POST", PAGE + "/organize/rescore",              401, 403, 403, 403, 303, 303, send=CONFIRMED),
+    row("POST", PAGE + "/organize/reveal",               401, 403, 403, 403, 200, 200),
+    row("POST", PAGE + "/organize/reveal",               401, 403, 403, 403, 303, 303, send=CONFIRMED),
+    row("POST", PAGE + "/organize/phase",                401, 403, 403, 403, 303, 303, send=form(**PHASE_FORM)),
+    row("GET", "/c/{competition}/organize",              303, 403, 403, 403, 200, 200),
+    row("GET", "/c/{competition}/organize",              303, 403, 403, 200, 403, 200, path="/c/other/organize"),
+    row("POST", "/c/{competition}/organize/participants/{action}", 401, 403, 403, 403, 303, 303,
+        path="/c/{competition}/organize/participants/approve", send=form(name=PENDING)),
+    row("POST", "/c/{competition}/organize/participants/{action}", 401, 403, 403, 403, 303, 303,
+        path="/c/{competition}/organize/participants/refuse", send=form(name=PENDING)),
+    row("POST", "/c/{competition}/organize/participants/{action}", 401, 403, 403, 403, 303, 303,
+        path="/c/{competition}/organize/participants/remove", send=form(name=PENDING)),
     row("GET", PAGE + "/organize/everything.zip",        303, 403, 403, 403, 200, 200,
         shows=organizers_see("hidden_numbers", "org_message", "file_a", "file_b")),
     row("POST", PAGE + "/organize/baseline-runs",        401, 403, 403, 403, 303, 303, send=form(baseline=BASELINE)),
     row("GET", "/baseline-runs/{run_id}/status.json",    303, 404, 404, 404, 200, 200),
-    row("POST", "/baseline-runs/{run_id}/cancel",        401, 404, 404, 404, 303, 303),
+    row("POST", "/baseline-runs/{run_id}/cancel",        401, 404, 404, 404, 200, 200),
+    row("POST", "/baseline-runs/{run_id}/cancel",        401, 404, 404, 404, 303, 303, send=CONFIRMED),
     row("POST", "/submissions/{submission_id}/rescore",  401, 403, 404, 404, 303, 303,
         path="/submissions/{a_hidden}/rescore"),
 )

@@ -42,19 +42,31 @@ def require_creator(user: User | None) -> User:
     return user
 
 
+def _request(session: Session, user: User, competition: Competition) -> tuple[bool, bool]:
+    """Whether the user's request to take part was approved, and whether it was refused."""
+    row = session.execute(
+        select(Participant.approved_at, Participant.refused_at).where(
+            Participant.competition_id == competition.id, Participant.user_id == user.id
+        )
+    ).one_or_none()
+    return (False, False) if row is None else (row.approved_at is not None, row.refused_at is not None)
+
+
 def may_participate(session: Session, user: User, competition: Competition) -> bool:
-    """Anyone may take part in an ``open`` competition; an ``approval`` one needs an organizer's yes."""
-    if competition.participation == Participation.OPEN or is_organizer(session, user, competition.id):
+    """Anyone may take part in an ``open`` competition, unless an organizer refused them; an
+    ``approval`` one needs an organizer's yes. Organizers always may."""
+    if is_organizer(session, user, competition.id):
         return True
-    query = select(Participant.approved_at).where(
-        Participant.competition_id == competition.id, Participant.user_id == user.id
-    )
-    return session.scalar(query) is not None
+    approved, refused = _request(session, user, competition)
+    return not refused and (competition.participation == Participation.OPEN or approved)
 
 
 def require_participant(session: Session, user: User, competition: Competition) -> None:
-    if not may_participate(session, user, competition):
-        raise Forbidden(
-            f"taking part in {competition.slug!r} needs an organizer's approval; "
-            f"ask for it with POST /api/v1/competitions/{competition.slug}/participation"
-        )
+    if may_participate(session, user, competition):
+        return
+    if _request(session, user, competition)[1]:
+        raise Forbidden(f"the organizers of {competition.slug!r} declined your taking part")
+    raise Forbidden(
+        f"taking part in {competition.slug!r} needs an organizer's approval; "
+        f"ask for it with POST /api/v1/competitions/{competition.slug}/participation"
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, UniqueConstraint, false, true
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -11,6 +11,9 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from app.storage.enums import Participation, Selection, TaskFileKind, Visibility
 from app.storage.models.base import Base
 from app.storage.types import EnumText, UTCDateTime, one_of, utcnow
+
+if TYPE_CHECKING:
+    from app.storage.models.accounts import User
 
 
 class Competition(Base):
@@ -39,7 +42,9 @@ class CompetitionOrganizer(Base):
 
 
 class Participant(Base):
-    """A user's request to take part in an ``approval`` competition; ``approved_at`` once accepted."""
+    """A user's request to take part in an ``approval`` competition; ``approved_at`` once accepted,
+    ``refused_at`` once an organizer said no or removed them (they may not take part, even in an
+    ``open`` competition, until an organizer approves them)."""
 
     __tablename__ = "participants"
 
@@ -47,6 +52,7 @@ class Participant(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
     requested_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     approved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    refused_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class Task(Base):
@@ -142,3 +148,20 @@ class PhaseFile(Base):
     name: Mapped[str] = mapped_column(String(255))
     blob_id: Mapped[int] = mapped_column(ForeignKey("blobs.id"))
     position: Mapped[int] = mapped_column(default=0)
+
+
+class PhaseChange(Base):
+    """One organizer's change of one setting of a phase (its window, limits, visibility, description):
+    who, when, and the value before and after, as text (``None`` where the setting was unset)."""
+
+    __tablename__ = "phase_changes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    phase_id: Mapped[int] = mapped_column(ForeignKey("phases.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    changed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    field: Mapped[str] = mapped_column(String(32))
+    old_value: Mapped[str | None] = mapped_column(Text)
+    new_value: Mapped[str | None] = mapped_column(Text)
+
+    user: Mapped[User | None] = relationship()

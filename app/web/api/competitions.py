@@ -3,13 +3,15 @@ participation requests and organizer actions on a phase."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from starlette.status import HTTP_201_CREATED
 
 from app.services.accounts import access
 from app.services.bundles.uploads import spec_from_upload
-from app.services.competitions import catalog, downloads, participation, samples
+from app.services.competitions import catalog, downloads, participation, phase_edits, samples
 from app.services.errors import InvalidInput, UploadTooLarge
 from app.storage.types import utcnow
 from app.web.deps import CurrentUser, OptionalUser, SessionDep, StateDep
@@ -22,6 +24,9 @@ from app.web.schemas.competitions import (
     CompetitionSummary,
     ParticipantList,
     ParticipationOut,
+    PhaseChangeList,
+    PhaseChangeOut,
+    PhaseEdit,
     PhaseOut,
     TaskOut,
     competition_url,
@@ -109,6 +114,35 @@ def get_phase(competition: str, task: str, phase: str, session: SessionDep, stat
     return PhaseOut.of(session, phase_row, phase_row.task, competition, state.limits, utcnow())
 
 
+_ORGANIZER_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorOut},
+    403: {"model": ErrorOut},
+    404: {"model": ErrorOut},
+    422: {"model": ErrorOut},
+}
+
+
+@router.patch("/{competition}/tasks/{task}/phases/{phase}", response_model=PhaseOut, responses=_ORGANIZER_ERRORS)
+def edit_phase(
+    competition: str, task: str, phase: str, edit: PhaseEdit, session: SessionDep, state: StateDep, user: CurrentUser
+) -> PhaseOut:
+    """Change the phase's window, limits, visibility or description (its organizers). Send only what
+    changes; `null` unsets a time or a limit (`"ends_at": null` keeps the phase open for good). The
+    whole change is refused, every bad field named, or made and logged setting by setting."""
+    phase_row = catalog.get_phase(session, competition, task, phase)
+    phase_edits.edit_phase(session, user, phase_row, edit.changes())
+    return PhaseOut.of(session, phase_row, phase_row.task, competition, state.limits, utcnow())
+
+
+@router.get(
+    "/{competition}/tasks/{task}/phases/{phase}/changes", response_model=PhaseChangeList, responses=_ORGANIZER_ERRORS
+)
+def phase_changes(competition: str, task: str, phase: str, session: SessionDep, user: CurrentUser) -> PhaseChangeList:
+    """Every change organizers made to the phase's settings, newest first (its organizers)."""
+    phase_row = catalog.get_phase(session, competition, task, phase)
+    return PhaseChangeList(changes=[PhaseChangeOut.of(c) for c in phase_edits.phase_changes(session, user, phase_row)])
+
+
 @router.get("/{competition}/tasks/{task}/files/{name}", response_class=Response)
 def download_training_file(competition: str, task: str, name: str, session: SessionDep) -> Response:
     """A training file of the task."""
@@ -152,3 +186,18 @@ def approve_participant(competition: str, name: str, session: SessionDep, user: 
     """Let a user take part in an ``approval`` competition (organizers)."""
     competition_row = catalog.get_competition(session, competition)
     return ParticipationOut.of(name, participation.approve_participant(session, user, competition_row, name))
+
+
+@router.post("/{competition}/participants/{name}/refuse", response_model=ParticipationOut)
+def refuse_participant(competition: str, name: str, session: SessionDep, user: OptionalUser) -> ParticipationOut:
+    """Decline a request, or take back an approval: the user may not take part nor ask again (organizers)."""
+    competition_row = catalog.get_competition(session, competition)
+    return ParticipationOut.of(name, participation.refuse_participant(session, user, competition_row, name))
+
+
+@router.delete("/{competition}/participants/{name}", status_code=204, response_class=Response)
+def remove_participant(competition: str, name: str, session: SessionDep, user: OptionalUser) -> Response:
+    """Forget a user's request: they no longer take part in an approval-only competition and may ask
+    again (organizers)."""
+    participation.remove_participant(session, user, catalog.get_competition(session, competition), name)
+    return Response(status_code=204)

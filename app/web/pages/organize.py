@@ -5,19 +5,22 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import asdict
-from typing import Annotated, Any
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Form, Request, Response
 from fastapi.responses import FileResponse
+from sqlalchemy.orm import Session
 from starlette.background import BackgroundTask
 
 from app.services.accounts.access import require_organizer
 from app.services.baselines import runs, views
-from app.services.competitions import catalog
+from app.services.competitions import catalog, participation, phase_edits
 from app.services.competitions.archives import archive_name, write_phase_archive
+from app.services.errors import InvalidInput
 from app.services.submissions import changes, results
 from app.services.submissions.detail import view_submission
-from app.storage.models import RunStatus, SubmissionStatus
+from app.storage.models import Phase, RunStatus, SubmissionStatus, User
 from app.web import sessions
 from app.web.csrf import require_csrf
 from app.web.deps import PhaseRef, RowId, SessionDep
@@ -30,11 +33,60 @@ CSRF = [Depends(require_csrf)]
 PHASE = "/c/{competition}/{task}/{phase}"
 
 
+@router.get("/c/{competition}/organize")
+def organize_competition(competition: str, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
+    """The organizers' page of a competition: its phases' organize pages and the participation requests."""
+    competition_row = catalog.get_competition(session, competition)
+    context = {
+        "c": competition_row,
+        "participants": participation.participant_views(session, viewer, competition_row),
+    }
+    return render(request, "organize_competition.html", context, viewer=viewer)
+
+
+PARTICIPANT_ACTIONS = {
+    "approve": (participation.approve_participant, "{name} may take part now."),
+    "refuse": (participation.refuse_participant, "{name} may not take part; they see that their request was declined."),
+    "remove": (participation.remove_participant, "{name} no longer takes part (they may ask again)."),
+}
+
+
+@router.post("/c/{competition}/organize/participants/{action}", dependencies=CSRF)
+def answer_participant(
+    competition: str,
+    action: Literal["approve", "refuse", "remove"],
+    request: Request,
+    session: SessionDep,
+    viewer: LoggedIn,
+    name: Annotated[str, Form()] = "",
+) -> Response:
+    """Approve, refuse or remove one participant (the form's ``name``)."""
+    competition_row = catalog.get_competition(session, competition)
+    act, done = PARTICIPANT_ACTIONS[action]
+    act(session, viewer, competition_row, name)
+    sessions.flash(request, done.format(name=name))
+    return redirect(f"{urls.competition(competition)}/organize#participants")
+
+
 @router.get(PHASE + "/organize")
 def organize(
     ref: PhaseRef, request: Request, session: SessionDep, viewer: LoggedIn, status: str = "", team: str = ""
 ) -> Response:
     """Every submission of the phase, newest first, filtered by status and by team name."""
+    return _organize_page(request, session, viewer, ref, status=status, team=team)
+
+
+def _organize_page(
+    request: Request,
+    session: Session,
+    viewer: User,
+    ref: tuple[str, str, str],
+    *,
+    status: str = "",
+    team: str = "",
+    edit: dict[str, str] | None = None,
+    edit_error: InvalidInput | None = None,
+) -> Response:
     phase_row = catalog.get_phase(session, *ref)
     require_organizer(session, viewer, phase_row.task.competition)
     records = results.list_for_phase(session, viewer, phase_row, everyone=True)
@@ -54,21 +106,147 @@ def organize(
         "primary": catalog.task_description(phase_row.task).primary_metric,
         "baselines": runs.registry(phase_row.task.scorer),
         "runs": views.describe_runs(session, runs.list_runs(session, viewer, phase_row)),
+        "edit": edit if edit is not None else _form_values(phase_row),
+        "edit_error": edit_error,
+        "changes": phase_edits.phase_changes(session, viewer, phase_row),
     }
-    return render(request, "organize.html", context, viewer=viewer)
+    return render(
+        request, "organize.html", context, viewer=viewer, status=edit_error.status if edit_error is not None else 200
+    )
+
+
+def _local(moment: datetime | None) -> str:
+    """A UTC instant as a ``datetime-local`` field shows it (the form's times are UTC)."""
+    return "" if moment is None else moment.strftime("%Y-%m-%dT%H:%M")
+
+
+def _form_values(phase_row: Phase) -> dict[str, str]:
+    return {
+        "starts_at": _local(phase_row.starts_at),
+        "ends_at": _local(phase_row.ends_at),
+        "daily_limit": "" if phase_row.daily_limit is None else str(phase_row.daily_limit),
+        "total_limit": "" if phase_row.total_limit is None else str(phase_row.total_limit),
+        "visibility": str(phase_row.visibility),
+        "description": phase_row.description,
+    }
+
+
+def _from_form(form: dict[str, str]) -> dict[str, Any]:
+    """The form's text as the values ``edit_phase`` takes (the API's JSON): an empty field unsets a time
+    or a limit, a time gets its zone (the form's times are UTC), digits become a number; anything else
+    is passed on as text for the service to refuse with its message."""
+    values: dict[str, Any] = {}
+    for key in ("starts_at", "ends_at"):
+        text = form[key].strip()
+        values[key] = f"{text}Z" if text else None
+    for key in ("daily_limit", "total_limit"):
+        text = form[key].strip()
+        values[key] = None if not text else int(text) if text.isascii() and text.isdigit() else text
+    values["visibility"] = form["visibility"]
+    # Browsers send a textarea's line breaks as CRLF; stored as written, every save would log a change.
+    values["description"] = form["description"].replace("\r\n", "\n")
+    return values
+
+
+@router.post(PHASE + "/organize/phase", dependencies=CSRF)
+def edit_phase(
+    ref: PhaseRef,
+    request: Request,
+    session: SessionDep,
+    viewer: LoggedIn,
+    starts_at: Annotated[str, Form()] = "",
+    ends_at: Annotated[str, Form()] = "",
+    daily_limit: Annotated[str, Form()] = "",
+    total_limit: Annotated[str, Form()] = "",
+    visibility: Annotated[str, Form()] = "",
+    description: Annotated[str, Form()] = "",
+) -> Response:
+    """The edit form: the same rules and the same log as ``PATCH /api/v1/.../phases/{phase}``."""
+    phase_row = catalog.get_phase(session, *ref)
+    form = {
+        "starts_at": starts_at,
+        "ends_at": ends_at,
+        "daily_limit": daily_limit,
+        "total_limit": total_limit,
+        "visibility": visibility,
+        "description": description,
+    }
+    try:
+        logged = phase_edits.edit_phase(session, viewer, phase_row, _from_form(form))
+    except InvalidInput as exc:
+        return _organize_page(request, session, viewer, ref, edit=form, edit_error=exc)
+    changed = ", ".join(c.field for c in logged) or "nothing (every value was already so)"
+    sessions.flash(request, f"Phase saved; changed: {changed}.")
+    return redirect(urls.phase_part(ref, "organize"))
+
+
+#: The form field that says an organizer confirmed an action that cannot be undone or costs much.
+Confirmed = Annotated[str, Form()]
+
+
+def _confirm_first(
+    request: Request, viewer: User, confirmed: str, *, question: str, details: list[str], button: str, back: str
+) -> Response | None:
+    """``None`` once the form says ``confirmed=yes``; until then, the page that asks, whose form posts
+    the same action again with the confirmation (no script needed, so nothing happens on one click)."""
+    if confirmed == "yes":
+        return None
+    context = {
+        "question": question,
+        "details": details,
+        "button": button,
+        "action": request.url.path,
+        "back": back,
+    }
+    return render(request, "confirm.html", context, viewer=viewer)
 
 
 @router.post(PHASE + "/organize/rescore", dependencies=CSRF)
-def rescore_phase(ref: PhaseRef, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
+def rescore_phase(
+    ref: PhaseRef, request: Request, session: SessionDep, viewer: LoggedIn, confirmed: Confirmed = ""
+) -> Response:
     phase_row = catalog.get_phase(session, *ref)
+    require_organizer(session, viewer, phase_row.task.competition)
+    asked = _confirm_first(
+        request,
+        viewer,
+        confirmed,
+        question=f"Score every submission of {phase_row.title} again?",
+        details=[
+            "Every scored or failed submission of the phase is queued for scoring again; on a large phase "
+            "this keeps the scoring workers busy for a while.",
+            "The current scores stay on the leaderboard until the new ones land; none is overwritten.",
+        ],
+        button="Yes, score everything again",
+        back=urls.phase_part(ref, "organize"),
+    )
+    if asked is not None:
+        return asked
     queued = changes.rescore_phase(session, viewer, phase_row)
     sessions.flash(request, f"{queued} submission(s) queued for scoring again; their current scores stay until then.")
     return redirect(urls.phase_part(ref, "organize"))
 
 
 @router.post(PHASE + "/organize/reveal", dependencies=CSRF)
-def reveal(ref: PhaseRef, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
+def reveal(
+    ref: PhaseRef, request: Request, session: SessionDep, viewer: LoggedIn, confirmed: Confirmed = ""
+) -> Response:
     phase_row = catalog.get_phase(session, *ref)
+    require_organizer(session, viewer, phase_row.task.competition)
+    asked = _confirm_first(
+        request,
+        viewer,
+        confirmed,
+        question=f"Reveal the results of {phase_row.title}?",
+        details=[
+            "Everyone will see the leaderboard's numbers, its exports and every submission's scores.",
+            "This cannot be undone: once seen, results cannot be hidden again.",
+        ],
+        button="Yes, reveal the results",
+        back=urls.phase_part(ref, "organize"),
+    )
+    if asked is not None:
+        return asked
     catalog.reveal_phase(session, viewer, phase_row)
     sessions.flash(request, "The phase's results are public now: leaderboard, exports and submission pages.")
     return redirect(urls.phase(ref))
@@ -108,11 +286,29 @@ def start_baseline(
 
 
 @router.post("/baseline-runs/{run_id}/cancel", dependencies=CSRF)
-def cancel_baseline(run_id: RowId, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
+def cancel_baseline(
+    run_id: RowId, request: Request, session: SessionDep, viewer: LoggedIn, confirmed: Confirmed = ""
+) -> Response:
+    shown = views.describe_run(session, runs.get_run(session, viewer, run_id))
+    organize_page = urls.phase_part((shown.competition, shown.task, shown.phase), "organize")
+    asked = _confirm_first(
+        request,
+        viewer,
+        confirmed,
+        question=f"Cancel baseline run {run_id} ({shown.title})?",
+        details=[
+            "The run stops at its next check and writes no submission; what it computed so far is lost.",
+            "Running the baseline again starts from the beginning.",
+        ],
+        button="Yes, cancel the run",
+        back=organize_page,
+    )
+    if asked is not None:
+        return asked
     shown = views.describe_run(session, runs.request_cancel(session, viewer, run_id))
     done = "is cancelled" if shown.status == RunStatus.CANCELLED else "stops at its next check"
     sessions.flash(request, f"Baseline run {run_id} {done}.")
-    return redirect(urls.phase_part((shown.competition, shown.task, shown.phase), "organize"))
+    return redirect(organize_page)
 
 
 @router.get("/baseline-runs/{run_id}/status.json")

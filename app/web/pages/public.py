@@ -11,8 +11,9 @@ from fastapi.concurrency import run_in_threadpool
 from markupsafe import Markup
 from sqlalchemy.orm import Session
 
+from app.services.accounts.access import is_organizer
 from app.services.boards.snapshot import BoardSnapshot
-from app.services.competitions import catalog
+from app.services.competitions import catalog, participation
 from app.services.errors import NotFound
 from app.storage.models import User
 from app.storage.types import utcnow
@@ -46,7 +47,13 @@ def competition_page(competition: str, request: Request, session: SessionDep, vi
     competition_row = catalog.get_competition(session, competition)
     state = get_pages(request).state
     view = CompetitionOut.of(session, competition_row, state.limits, utcnow())
-    return render(request, "competition.html", {"c": view, "now": utcnow()}, viewer=viewer)
+    context = {
+        "c": view,
+        "now": utcnow(),
+        "organizer": is_organizer(session, viewer, competition_row.id),
+        "request_state": participation.own_request(session, viewer, competition_row),
+    }
+    return render(request, "competition.html", context, viewer=viewer)
 
 
 def _table_html(pages: Pages, snapshot: BoardSnapshot) -> Markup:

@@ -6,12 +6,13 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.services.competitions.catalog import PhaseState, phase_state, task_description
 from app.services.competitions.markdown import render_markdown
+from app.services.competitions.participation import RequestState, request_state
 from app.services.submissions.limits import Limits, upload_limit
 from app.storage.blobs import blob_facts
 from app.storage.models import (
@@ -20,6 +21,7 @@ from app.storage.models import (
     Participant,
     Participation,
     Phase,
+    PhaseChange,
     Selection,
     Task,
     TaskFileKind,
@@ -210,11 +212,50 @@ class ParticipationOut(BaseModel):
     user: str
     requested_at: datetime
     approved: bool
+    state: RequestState = Field(description="pending, approved, or refused (may not take part nor ask again)")
 
     @classmethod
     def of(cls, user: str, row: Participant) -> ParticipationOut:
-        return cls(user=user, requested_at=row.requested_at, approved=row.approved_at is not None)
+        return cls(
+            user=user, requested_at=row.requested_at, approved=row.approved_at is not None, state=request_state(row)
+        )
 
 
 class ParticipantList(BaseModel):
     participants: list[ParticipationOut]
+
+
+class PhaseEdit(BaseModel):
+    """What an organizer may change of a phase; a field left out stays as it is."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    starts_at: str | None = Field(None, description="UTC to the minute, e.g. 2026-12-01T00:00Z; null: open now")
+    ends_at: str | None = Field(None, description="UTC to the minute; null: the phase stays open for good")
+    daily_limit: int | None = Field(None, description="submissions per team and UTC day; null: no daily limit")
+    total_limit: int | None = Field(None, description="submissions per team in all; null: no total limit")
+    visibility: str | None = Field(None, description="public, or hidden (numbers for organizers only)")
+    description: str | None = Field(None, description="Markdown")
+
+    def changes(self) -> dict[str, Any]:
+        """The fields the request named, with their values (``null`` included)."""
+        return {key: getattr(self, key) for key in self.model_fields_set}
+
+
+class PhaseChangeOut(BaseModel):
+    """One logged change of a phase's setting."""
+
+    field: str
+    old: str | None
+    new: str | None
+    by: str | None = Field(description="the organizer's user name (null once their account is gone)")
+    at: datetime
+
+    @classmethod
+    def of(cls, change: PhaseChange) -> PhaseChangeOut:
+        by = change.user.name if change.user is not None else None
+        return cls(field=change.field, old=change.old_value, new=change.new_value, by=by, at=change.changed_at)
+
+
+class PhaseChangeList(BaseModel):
+    changes: list[PhaseChangeOut]

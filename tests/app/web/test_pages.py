@@ -205,7 +205,15 @@ def test_a_hidden_phase_shows_no_numbers_until_it_is_revealed(db: Database, clie
 
     login(client, "olga")
     assert "50.00" in client.get(BOARD).text  # organizers see the numbers all along
-    reveal = client.post(f"{BOARD}/organize/reveal", data={"csrf_token": token(client.get(f"{BOARD}/organize"))})
+    csrf = token(client.get(f"{BOARD}/organize"))
+    asked = client.post(f"{BOARD}/organize/reveal", data={"csrf_token": csrf})  # one click only asks
+    assert "Reveal the results of Phase dev?" in text(asked)
+    assert 'name="confirmed" value="yes"' in asked.text
+    login(client, "ada")
+    assert numbers_seen() == [False] * 9
+    login(client, "olga")
+    csrf = token(client.get(f"{BOARD}/organize"))
+    reveal = client.post(f"{BOARD}/organize/reveal", data={"csrf_token": csrf, "confirmed": "yes"})
     assert reveal.status_code == 200
     login(client, "ada")
     assert numbers_seen() == [True] * 9
@@ -315,7 +323,11 @@ def test_organizers_see_every_submission_with_errors_rescore_and_download(db: Da
     archive = zipfile.ZipFile(io.BytesIO(everything.content))
     assert archive.read(f"files/{sid}-run.json") == as_bytes(HALF)
     assert "the scorer exploded" in archive.read("submissions.csv").decode()
-    rescored = client.post(f"{BOARD}/organize/rescore", data={"csrf_token": token(page)})
+    asked = client.post(f"{BOARD}/organize/rescore", data={"csrf_token": token(page)})
+    assert "Score every submission of Phase dev again?" in text(asked)
+    with db.session() as session:
+        assert session.get(Submission, sid).status == "failed"  # nothing queued before confirming
+    rescored = client.post(f"{BOARD}/organize/rescore", data={"csrf_token": token(page), "confirmed": "yes"})
     assert "1 submission(s) queued for scoring again" in rescored.text
 
 

@@ -64,13 +64,17 @@ def test_an_organizer_cancels_a_run_from_the_page(db: Database, client: TestClie
     page = client.get(ORGANIZE)
     assert f'action="/baseline-runs/{run}/cancel"' in page.text
     asked = client.post(f"/baseline-runs/{run}/cancel", data={"csrf_token": token(page)}, follow_redirects=False)
-    assert (asked.status_code, asked.headers["location"]) == (303, ORGANIZE)
+    assert (asked.status_code, text(asked).count(f"Cancel baseline run {run}")) == (200, 2)  # title and heading
+    assert client.get(status).json()["status"] == "running"  # one click only asked
+    confirmed = {"csrf_token": token(page), "confirmed": "yes"}
+    cancelled = client.post(f"/baseline-runs/{run}/cancel", data=confirmed, follow_redirects=False)
+    assert (cancelled.status_code, cancelled.headers["location"]) == (303, ORGANIZE)
     wait(client)
     after = client.get(ORGANIZE)
     assert f"Baseline run {run} stops at its next check." in text(after)
     assert client.get(status).json()["status"] == "cancelled"
     assert f'action="/baseline-runs/{run}/cancel"' not in after.text  # a finished run has no cancel button
-    again = client.post(f"/baseline-runs/{run}/cancel", data={"csrf_token": token(after)})
+    again = client.post(f"/baseline-runs/{run}/cancel", data={"csrf_token": token(after), "confirmed": "yes"})
     assert again.status_code == 409
 
 

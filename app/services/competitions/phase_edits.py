@@ -1,0 +1,110 @@
+"""Organizers adjusting a phase after it is online: its window, limits, visibility and description.
+
+``edit_phase`` is the one way, used by ``PATCH /api/v1/.../phases/{p}`` and the phase's edit form.
+A change is checked with the bundle's own rules (``bundles.checks``: UTC times to the minute, whole
+limits of at least 1, the window's end after its start), refused as a whole with every problem named
+by its field, and each setting that really changes is logged as a ``PhaseChange``: who, when, the
+value before and after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from app.services.accounts.access import require_organizer
+from app.services.bundles.checks import KeyPathChecker
+from app.services.bundles.loader import VISIBILITY
+from app.services.errors import InvalidInput
+from app.storage.models import Phase, PhaseChange, User
+from app.storage.types import utcnow
+
+#: The settings an organizer may change, in the order the log and the form show them.
+EDITABLE = ("starts_at", "ends_at", "daily_limit", "total_limit", "visibility", "description")
+#: Descriptions are Markdown shown on every page of the phase; this keeps one from filling the database.
+MAX_DESCRIPTION = 20_000
+
+
+def _as_text(value: object) -> str | None:
+    """A setting's value as the log keeps it: times to the minute in UTC, numbers and words as written."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%dT%H:%MZ")
+    return str(value)
+
+
+def _read(changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The requested values, checked; raises ``InvalidInput`` naming every bad field."""
+    checker = KeyPathChecker()
+    for key in changes:
+        if key not in EDITABLE:
+            checker.add(key, f"cannot be changed here; the settings that can are {', '.join(EDITABLE)}")
+    wanted: dict[str, Any] = {}
+    for key in ("starts_at", "ends_at"):
+        if key in changes:
+            wanted[key] = checker.time(changes, key, "")
+    for key in ("daily_limit", "total_limit"):
+        if key in changes:
+            wanted[key] = checker.positive(changes, key, "")
+    if "visibility" in changes:
+        if changes["visibility"] is None:
+            checker.add("visibility", f"expected one of {', '.join(VISIBILITY)}; found nothing (null)")
+        wanted["visibility"] = checker.choice(changes, "visibility", "", VISIBILITY)
+    if "description" in changes:
+        wanted["description"] = checker.text(changes, "description", "", optional=True)
+        if len(wanted["description"]) > MAX_DESCRIPTION:
+            checker.add("description", f"is longer than {MAX_DESCRIPTION} characters")
+    if checker.problems:
+        raise InvalidInput(
+            "the phase was not changed", [{"where": key, "message": message} for key, message in checker.problems]
+        )
+    return wanted
+
+
+def edit_phase(
+    session: Session, user: User | None, phase: Phase, changes: Mapping[str, Any], now: datetime | None = None
+) -> list[PhaseChange]:
+    """Apply ``changes`` (any of ``EDITABLE``; ``None`` unsets a time or a limit) to the phase as one
+    organizer's edit; returns the logged changes (none when every value was already so)."""
+    organizer = require_organizer(session, user, phase.task.competition)
+    wanted = _read(changes)
+    starts_at = wanted.get("starts_at", phase.starts_at)
+    ends_at = wanted.get("ends_at", phase.ends_at)
+    if starts_at is not None and ends_at is not None and ends_at <= starts_at:
+        where = "ends_at" if "ends_at" in wanted else "starts_at"
+        raise InvalidInput(
+            "the phase was not changed", [{"where": where, "message": "the phase must end later than it starts"}]
+        )
+    moment = now or utcnow()
+    logged = []
+    for key in EDITABLE:
+        if key not in wanted:
+            continue
+        old, new = _as_text(getattr(phase, key)), _as_text(wanted[key])
+        if old == new:
+            continue
+        setattr(phase, key, wanted[key])
+        change = PhaseChange(
+            phase_id=phase.id, user_id=organizer.id, changed_at=moment, field=key, old_value=old, new_value=new
+        )
+        session.add(change)
+        logged.append(change)
+    session.flush()
+    return logged
+
+
+def phase_changes(session: Session, user: User | None, phase: Phase) -> list[PhaseChange]:
+    """The phase's log of changes, newest first (organizers only)."""
+    require_organizer(session, user, phase.task.competition)
+    query = (
+        select(PhaseChange)
+        .where(PhaseChange.phase_id == phase.id)
+        .options(selectinload(PhaseChange.user))
+        .order_by(PhaseChange.changed_at.desc(), PhaseChange.id.desc())
+    )
+    return list(session.scalars(query))

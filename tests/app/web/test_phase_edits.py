@@ -1,0 +1,136 @@
+"""Organizers adjust a phase after it is online, through ``PATCH /api/v1/.../phases/{p}`` and the
+edit form of the organize page: the same rules, the same refusals by field, one log of changes."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from fastapi.testclient import TestClient
+
+from app.storage.db import Database
+from app.storage.types import utcnow
+from tests.app.builders import HALF, phase_spec, utc
+from tests.app.web.test_api import PHASE, auth, setup, upload
+from tests.app.web.test_pages import BOARD, login, text, token
+
+
+def changes(client: TestClient, headers: dict[str, str]) -> list[tuple[str, str | None, str | None, str | None]]:
+    answer = client.get(f"{PHASE}/changes", headers=headers)
+    assert answer.status_code == 200
+    return [(c["field"], c["old"], c["new"], c["by"]) for c in answer.json()["changes"]]
+
+
+def test_an_organizer_changes_the_window_limits_visibility_and_description(db: Database, client: TestClient) -> None:
+    setup(db, phase_spec(ends_at=utc("2030-01-01T00:00Z"), daily_limit=3))
+    olga = auth(db, "olga")
+    answer = client.patch(
+        PHASE,
+        headers=olga,
+        json={"ends_at": None, "daily_limit": None, "total_limit": 5, "visibility": "hidden", "description": "New."},
+    )
+    assert answer.status_code == 200, answer.text
+    phase = answer.json()
+    assert (phase["ends_at"], phase["daily_limit"], phase["total_limit"]) == (None, None, 5)
+    assert (phase["visibility"], phase["description"]) == ("hidden", "New.")
+    assert client.get(PHASE).json()["ends_at"] is None  # stored, not only answered
+    assert sorted(changes(client, olga)) == [
+        ("daily_limit", "3", None, "olga"),
+        ("description", "", "New.", "olga"),
+        ("ends_at", "2030-01-01T00:00Z", None, "olga"),
+        ("total_limit", None, "5", "olga"),
+        ("visibility", "public", "hidden", "olga"),
+    ]
+    # Sending what is already so changes and logs nothing.
+    assert client.patch(PHASE, headers=olga, json={"total_limit": 5}).status_code == 200
+    assert len(changes(client, olga)) == 5
+
+
+def test_closing_a_phase_by_its_window_stops_submissions(db: Database, client: TestClient) -> None:
+    setup(db)
+    olga, ada = auth(db, "olga"), auth(db, "ada")
+    past = (utcnow() - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%MZ")
+    assert client.patch(PHASE, headers=olga, json={"ends_at": past}).json()["state"] == "closed"
+    refused = upload(client, ada, HALF)
+    assert (refused.status_code, refused.json()["error"]) == (409, "phase_closed")
+    assert client.patch(PHASE, headers=olga, json={"ends_at": None}).json()["state"] == "open"
+    assert upload(client, ada, HALF).status_code == 202
+
+
+def test_bad_values_are_refused_by_field_and_change_nothing(db: Database, client: TestClient) -> None:
+    setup(db, phase_spec(starts_at=utc("2026-01-01T00:00Z")))
+    olga = auth(db, "olga")
+    answer = client.patch(
+        PHASE,
+        headers=olga,
+        json={"ends_at": "2026-13-01", "daily_limit": 0, "visibility": "secret", "description": "Kept?"},
+    )
+    assert answer.status_code == 422
+    body = answer.json()
+    assert body["error"] == "invalid_input"
+    assert {p["where"] for p in body["problems"]} == {"ends_at", "daily_limit", "visibility"}
+    assert client.get(PHASE).json()["description"] == ""  # the good field was not applied either
+
+    before_start = client.patch(PHASE, headers=olga, json={"ends_at": "2025-12-31T00:00Z"})
+    assert [p["where"] for p in before_start.json()["problems"]] == ["ends_at"]
+    unzoned = client.patch(PHASE, headers=olga, json={"starts_at": "2026-02-01T00:00"})
+    assert "no time zone" in unzoned.json()["problems"][0]["message"]
+    unknown = client.patch(PHASE, headers=olga, json={"gold": "x"})
+    assert (unknown.status_code, unknown.json()["problems"][0]["where"]) == (422, "body.gold")
+    wrong_type = client.patch(PHASE, headers=olga, json={"total_limit": "5"})
+    assert (wrong_type.status_code, wrong_type.json()["problems"][0]["where"]) == (422, "body.total_limit")
+    null_visibility = client.patch(PHASE, headers=olga, json={"visibility": None})
+    assert null_visibility.json()["problems"][0]["where"] == "visibility"
+    assert changes(client, olga) == []
+
+
+def test_only_the_competitions_organizers_may_edit(db: Database, client: TestClient) -> None:
+    setup(db)
+    with db.session() as session:
+        from tests.app.builders import make_competition, make_user
+
+        make_user(session, "otto", organizer=True)
+        make_competition(session, "other", organizers=("otto",))
+        session.commit()
+    body = {"daily_limit": 1}
+    assert client.patch(PHASE, json=body).status_code == 401
+    for name in ("ada", "otto"):  # a participant, and the organizer of another competition
+        refused = client.patch(PHASE, headers=auth(db, name), json=body)
+        assert (refused.status_code, refused.json()["error"]) == (403, "forbidden")
+        assert client.get(f"{PHASE}/changes", headers=auth(db, name)).status_code == 403
+    missing = client.patch(PHASE.replace("/dev", "/nope"), headers=auth(db, "ada"), json=body)
+    assert (missing.status_code, missing.json()["error"]) == (404, "not_found")
+    assert client.get(PHASE).json()["daily_limit"] is None
+
+
+def test_the_edit_form_uses_the_same_rules_and_shows_the_log(db: Database, client: TestClient) -> None:
+    setup(db, phase_spec(description="line one\nline two"))
+    login(client, "olga")
+    page = client.get(f"{BOARD}/organize")
+    assert "No change since the phase was created." in text(page)
+    form = {
+        "csrf_token": token(page),
+        "starts_at": "",
+        "ends_at": "2031-06-30T12:00",
+        "daily_limit": "2",
+        "total_limit": "",
+        "visibility": "public",
+        "description": "line one\r\nline two",  # as a browser sends a textarea
+    }
+    saved = client.post(f"{BOARD}/organize/phase", data=form)
+    assert "Phase saved; changed: ends_at, daily_limit." in text(saved)
+    shown = text(saved)
+    assert "2031-06-30T12:00Z" in shown and "olga" in shown
+    assert client.get("/api/v1/competitions/comp/tasks/labels/phases/dev").json()["daily_limit"] == 2
+
+    bad = client.post(f"{BOARD}/organize/phase", data={**form, "daily_limit": "many", "ends_at": "2020-01-01T00:0"})
+    assert bad.status_code == 422
+    shown = text(bad)
+    assert "the phase was not changed" in shown
+    assert "daily_limit : expected a whole number of at least 1" in shown
+    assert 'value="many"' in bad.text  # what was typed stays in the form
+    assert "ends_at : expected an ISO 8601 UTC time" in shown
+
+    login(client, "ada")
+    ada_form = {**form, "csrf_token": token(client.get(BOARD)), "daily_limit": "9"}
+    assert client.post(f"{BOARD}/organize/phase", data=ada_form).status_code == 403
+    assert client.get("/api/v1/competitions/comp/tasks/labels/phases/dev").json()["daily_limit"] == 2
