@@ -209,6 +209,29 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
     return out
 
 
+def neighbour_tests(
+    scorer: Resamplable,
+    entries: Sequence[tuple[K, Mapping[str, UnitStats] | None]],
+    metric: str,
+    *,
+    trials: int,
+    seed: int = DEFAULT_SEED,
+    known: Mapping[tuple[K, K], PairedTest | None] | None = None,
+) -> list[PairedTest | None]:
+    """The uncorrected test of each neighbour pair of ``entries`` (board order), those of ``known`` pairs
+    (``(better, worse)`` keys, made with the same trials and seed) taken as they are: a pair is tested the same
+    alone or among others, since every pair of one size shares the coin flips."""
+    pairs = [(a, b) for (a, _), (b, _) in itertools.pairwise(entries)]
+    units = [(a, b) for (_, a), (_, b) in itertools.pairwise(entries)]
+    given = known or {}
+    todo = [i for i, pair in enumerate(pairs) if pair not in given]
+    fresh = paired_tests(scorer, [units[i] for i in todo], metric, trials=trials, seed=seed)
+    out = [given.get(pair) for pair in pairs]
+    for i, test in zip(todo, fresh, strict=True):
+        out[i] = test
+    return out
+
+
 def compare_neighbours(
     scorer: Resamplable,
     entries: Sequence[tuple[K, Mapping[str, UnitStats] | None]],
@@ -220,9 +243,17 @@ def compare_neighbours(
 ) -> list[Comparison[K]]:
     """Rank k against rank k+1 for each neighbour pair of ``entries`` (in board order: key, units)."""
     level = check_level(level)
-    pairs = list(itertools.pairwise(entries))
-    count = trials if trials is not None else trials_for(len(pairs), level)
-    tests = paired_tests(scorer, [(a, b) for (_, a), (_, b) in pairs], metric, trials=count, seed=seed)
+    count = trials if trials is not None else trials_for(max(0, len(entries) - 1), level)
+    tests = neighbour_tests(scorer, entries, metric, trials=count, seed=seed)
+    return corrected_comparisons([key for key, _ in entries], tests, trials=count, level=level)
+
+
+def corrected_comparisons(
+    keys: Sequence[K], tests: Sequence[PairedTest | None], *, trials: int, level: float = 0.95
+) -> list[Comparison[K]]:
+    """The comparisons of neighbours from their uncorrected ``tests`` (board order), Holm-corrected."""
+    level = check_level(level)
+    pairs = list(itertools.pairwise(keys))
     corrected = holm([t.p_value if t else None for t in tests])
     return [
         Comparison(
@@ -232,9 +263,9 @@ def compare_neighbours(
             p_raw=test.p_value if test else None,
             p_value=p,
             significant=p is not None and p <= 1 - level,
-            trials=count,
+            trials=trials,
         )
-        for ((first, _), (second, _)), test, p in zip(pairs, tests, corrected, strict=True)
+        for (first, second), test, p in zip(pairs, tests, corrected, strict=True)
     ]
 
 

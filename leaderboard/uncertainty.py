@@ -3,26 +3,49 @@ groups of statistically tied systems, from the entries' stored unit statistics.
 
 An interval stored with the score (computed once, when the submission was scored) is taken as it is; an
 entry without one (scored before intervals were stored) gets one computed here from its units, with the
-same seed, so both ways give the same numbers. Comparisons need both systems' units, so they are always
-computed here: ``compare_neighbours`` on the board's order, Holm-corrected, then ``tied_groups``.
+same seed, so both ways give the same numbers. Comparisons need both systems' units: each neighbour pair
+is tested here (``neighbour_tests``) unless its test is given (a caller may keep the tests of pairs whose
+scores did not change: a pair's test depends only on its two systems, the seed and the number of trials),
+then all are Holm-corrected over the board and cut into ``tied_groups``. The number of trials is
+``board_trials``: enough for the correction, and the same while the board grows within a power of two, so
+that kept tests stay usable.
 
 Keys are whatever identifies an entry to the caller (the application uses submission ids).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from leaderboard.bootstrap import DEFAULT_METHOD, Interval, bootstrap_interval
 from leaderboard.resampling import Resamplable, UnitStats, seed_for
-from leaderboard.significance import METHOD, Comparison, compare_neighbours, tied_groups
+from leaderboard.significance import (
+    METHOD,
+    Comparison,
+    PairedTest,
+    corrected_comparisons,
+    neighbour_tests,
+    tied_groups,
+    trials_for,
+)
 
 K = TypeVar("K", bound=Hashable)
 
 LEVEL = 0.95
 REPLICATES = 1000
+
+
+def board_trials(pairs: int) -> int:
+    """Permutation trials for a board of ``pairs`` neighbour pairs: ``trials_for`` rounded up to 1,000 times a
+    power of two, so that the count (and so every kept test) holds while the board grows."""
+    needed = trials_for(pairs, LEVEL)
+    trials = 1000
+    while trials < needed:
+        trials *= 2
+    return trials
 
 
 def phase_seed(competition: str, task: str, phase: str) -> int:
@@ -49,6 +72,20 @@ def stored_interval(data: Mapping[str, Any] | None, metric: str) -> Interval | N
     return interval if same_way else None
 
 
+def interval_view(interval: Interval) -> dict[str, Any]:
+    """What boards and the API show of an interval: ``{"low", "high", "level", "method", "units", "few_units",
+    "zero_width"}``."""
+    return {
+        "low": interval.low,
+        "high": interval.high,
+        "level": interval.level,
+        "method": interval.method,
+        "units": interval.units,
+        "few_units": interval.few_units,
+        "zero_width": interval.zero_width,
+    }
+
+
 def interval_record(interval: Interval | None, metric: str) -> dict[str, Any] | None:
     """What a score stores of its interval (plain JSON data; ``stored_interval`` reads it back)."""
     return None if interval is None else {"metric": metric, **interval.to_dict()}
@@ -64,6 +101,11 @@ class BoardUncertainty(Generic[K]):
     groups: tuple[tuple[K, ...], ...]
     #: Entries whose interval was computed here, not read from their score.
     computed: int = 0
+    #: The uncorrected test of each neighbour pair (``(better, worse)``), to keep for the next board.
+    tests: Mapping[tuple[K, K], PairedTest | None] = field(default_factory=dict)
+    trials: int = 0
+    #: Pairs tested here (not given).
+    tested: int = 0
 
     @property
     def method(self) -> str:
@@ -81,17 +123,7 @@ class BoardUncertainty(Generic[K]):
     def interval_dict(self, key: K) -> dict[str, Any] | None:
         """``{"low", "high", "level", "method", "units", "few_units", "zero_width"}`` of the entry's interval."""
         interval = self.intervals.get(key)
-        if interval is None:
-            return None
-        return {
-            "low": interval.low,
-            "high": interval.high,
-            "level": interval.level,
-            "method": interval.method,
-            "units": interval.units,
-            "few_units": interval.few_units,
-            "zero_width": interval.zero_width,
-        }
+        return None if interval is None else interval_view(interval)
 
 
 def board_uncertainty(
@@ -101,8 +133,13 @@ def board_uncertainty(
     *,
     seed: int,
     stored: Mapping[K, Interval] | None = None,
+    known_tests: Mapping[tuple[K, K], PairedTest | None] | None = None,
 ) -> BoardUncertainty[K]:
-    """The uncertainty of a board whose ``entries`` are (key, units) in board order."""
+    """The uncertainty of a board whose ``entries`` are (key, units) in board order.
+
+    ``stored`` intervals and ``known_tests`` (made with ``board_trials`` of this board and ``seed``) are taken
+    as they are; an entry's units are needed only for what is not given.
+    """
     known = stored or {}
     intervals: dict[K, Interval] = {}
     computed = 0
@@ -113,6 +150,20 @@ def board_uncertainty(
             computed += 1
         if interval is not None:
             intervals[key] = interval
-    comparisons = compare_neighbours(scorer, entries, metric, level=LEVEL, seed=seed)
-    groups = tied_groups([key for key, _ in entries], comparisons)
-    return BoardUncertainty(metric, intervals, tuple(comparisons), tuple(tuple(g) for g in groups), computed)
+    keys = [key for key, _ in entries]
+    trials = board_trials(max(0, len(entries) - 1))
+    given = known_tests or {}
+    tests = neighbour_tests(scorer, entries, metric, trials=trials, seed=seed, known=given)
+    pairs = list(itertools.pairwise(keys))
+    comparisons = corrected_comparisons(keys, tests, trials=trials, level=LEVEL)
+    groups = tied_groups(keys, comparisons)
+    return BoardUncertainty(
+        metric,
+        intervals,
+        tuple(comparisons),
+        tuple(tuple(g) for g in groups),
+        computed,
+        tests=dict(zip(pairs, tests, strict=True)),
+        trials=trials,
+        tested=sum(1 for pair in pairs if pair not in given),
+    )

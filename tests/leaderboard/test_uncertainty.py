@@ -13,9 +13,11 @@ import pytest
 from leaderboard.bootstrap import Interval
 from leaderboard.exports import UNCERTAINTY_FIELDS, leaderboard_csv, leaderboard_json
 from leaderboard.ranking import Entry, Rules, rank
+from leaderboard.significance import trials_for
 from leaderboard.uncertainty import (
     LEVEL,
     REPLICATES,
+    board_trials,
     board_uncertainty,
     interval_for,
     interval_record,
@@ -122,3 +124,22 @@ def test_exports_carry_the_intervals_groups_and_comparisons(board_entries: list[
     # Without uncertainty the exports are as before.
     assert "tied_group" not in leaderboard_csv(DESCRIPTION, board_entries).splitlines()[0]
     assert "comparisons" not in json.loads(leaderboard_json(DESCRIPTION, board_entries))
+
+
+def test_given_tests_are_taken_and_only_the_other_pairs_are_tested() -> None:
+    entries = [(1, GOOD), (2, ALSO_GOOD), (3, POOR)]
+    fresh = board_uncertainty(F1, entries, "f1", seed=SEED)
+    assert fresh.tested == 2 and set(fresh.tests) == {(1, 2), (2, 3)}
+    # With the first pair's test given, entry 1's units are not needed, and the board is the same.
+    kept = {(1, 2): fresh.tests[(1, 2)]}
+    again = board_uncertainty(
+        F1, [(1, None), (2, ALSO_GOOD), (3, POOR)], "f1", seed=SEED, known_tests=kept, stored={1: fresh.intervals[1]}
+    )
+    assert again.tested == 1
+    assert (again.comparisons, again.groups, again.intervals) == (fresh.comparisons, fresh.groups, fresh.intervals)
+
+
+def test_the_number_of_trials_holds_while_the_board_grows_within_a_power_of_two() -> None:
+    assert [board_trials(m) for m in (0, 1, 12, 13, 25, 26, 50, 51)] == [1000, 1000, 1000, 2000, 2000, 4000, 4000, 8000]
+    for m in range(1, 200):
+        assert board_trials(m) >= trials_for(m)

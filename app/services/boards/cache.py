@@ -35,6 +35,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.services.accounts.access import is_organizer
+from app.services.boards import uncertainty
 from app.services.boards.snapshot import BoardSnapshot, PhaseRef, Viewers, compute_snapshot
 from app.services.boards.staleness import fingerprint, generation
 from app.services.competitions import catalog
@@ -53,6 +54,8 @@ class BoardCache:
         self._snapshots: dict[tuple[PhaseRef, Viewers], BoardSnapshot] = {}
         self._locks: dict[tuple[PhaseRef, Viewers], threading.Lock] = {}
         self._guard = threading.Lock()
+        #: Neighbour comparisons (and intervals of scores stored without one) that later boards reuse.
+        self.kept = uncertainty.Kept()
 
     def viewers_of(self, session: Session, viewer: User | None, competition: str) -> Viewers:
         """The class of ``viewer`` in the competition (no query for anonymous viewers)."""
@@ -127,7 +130,7 @@ class BoardCache:
                         if key not in self._snapshots:
                             self._locks.pop(key, None)
                     raise
-                snapshot = compute_snapshot(session, phase, viewers, at_start)
+                snapshot = compute_snapshot(session, phase, viewers, at_start, kept=self.kept)
             self._snapshots[key] = snapshot
             return snapshot
         finally:

@@ -137,8 +137,16 @@ class BoardSnapshot:
         return next((e for e in self.entries if e.candidate.submission_id == submission_id), None)
 
 
-def compute_snapshot(session: Session, phase: Phase, viewers: Viewers, generation_at_start: int) -> BoardSnapshot:
-    """Rank the phase as ``viewers`` see it (the numbers and rules of ``app.services.boards.standings``)."""
+def compute_snapshot(
+    session: Session,
+    phase: Phase,
+    viewers: Viewers,
+    generation_at_start: int,
+    *,
+    kept: uncertainty.Kept | None = None,
+) -> BoardSnapshot:
+    """Rank the phase as ``viewers`` see it (the numbers and rules of ``app.services.boards.standings``);
+    ``kept`` holds the comparisons earlier boards made (``app.services.boards.uncertainty``)."""
     seen = fingerprint(session, phase.id)
     described = task_description(phase.task)
     rules = Rules.from_description(described, select=cast(Selection, phase.selection))
@@ -151,7 +159,7 @@ def compute_snapshot(session: Session, phase: Phase, viewers: Viewers, generatio
     entries = tuple(rank(read, rules))
     uncertain = None
     if not hidden and phase.intervals and entries:
-        uncertain = _uncertainty(session, phase, entries, rules.primary)
+        uncertain = _uncertainty(session, phase, entries, rules.primary, kept)
     return BoardSnapshot(
         facts=PhaseFacts.of(phase),
         viewers=viewers,
@@ -169,14 +177,14 @@ def compute_snapshot(session: Session, phase: Phase, viewers: Viewers, generatio
 
 
 def _uncertainty(
-    session: Session, phase: Phase, entries: tuple[Entry, ...], metric: str
+    session: Session, phase: Phase, entries: tuple[Entry, ...], metric: str, kept: uncertainty.Kept | None
 ) -> BoardUncertainty[int] | None:
     """The board's intervals and comparisons; a failure costs them, never the board."""
     task = phase.task
     try:
         scorer = get_scorer(task.scorer, dict(task.scorer_options or {}))
         seed = phase_seed(task.competition.slug, task.slug, phase.slug)
-        return uncertainty.of_board(session, scorer, entries, metric=metric, seed=seed)
+        return uncertainty.of_board(session, scorer, entries, metric=metric, seed=seed, kept=kept)
     except Exception:
         log.exception("the intervals of phase %s could not be computed", phase.id)
         return None

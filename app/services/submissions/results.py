@@ -22,6 +22,8 @@ from app.services.errors import NotFound
 from app.services.jobs.queue_stats import QueuePlace, queue_places
 from app.storage.models import Competition, Phase, Score, Submission, SubmissionStatus, Task, Team, User
 from app.storage.types import utcnow
+from leaderboard.uncertainty import interval_view, stored_interval
+from scorers import scorer_class
 
 
 def current_scores(
@@ -111,12 +113,20 @@ class SubmissionRecord:
     metrics_hidden: bool
     metrics: dict[str, float] | None
     scorer: ScorerVersion | None
+    #: The primary metric's 95% interval stored with the score (``leaderboard.uncertainty.interval_view``),
+    #: where the metrics are visible and the phase shows intervals; null for a score stored without one.
+    interval: dict[str, Any] | None = None
     #: While queued: its place in the scoring queue (1: next) and when it will probably be scored.
     queue_position: int | None = None
     estimated_scored_at: datetime | None = None
     #: The breakdown tables, where asked for and visible.
     breakdown: dict[str, Any] | None = None
     organizer: OrganizerNotes | None = None
+
+
+def _interval(score: Score, scorer: str) -> dict[str, Any] | None:
+    stored = stored_interval(score.interval, scorer_class(scorer).describe().primary_metric)
+    return None if stored is None else interval_view(stored)
 
 
 def describe(
@@ -163,6 +173,7 @@ def describe(
         metrics_hidden=score is not None and not visible,
         metrics=dict(score.metrics) if score is not None and visible else None,
         scorer=ScorerVersion(score.scorer, score.scorer_version) if score is not None else None,
+        interval=_interval(score, task.scorer) if score is not None and visible and phase.intervals else None,
         queue_position=place.position if place is not None else None,
         estimated_scored_at=place.estimated_scored_at if place is not None else None,
         breakdown=score.breakdown if detail and score is not None and visible else None,

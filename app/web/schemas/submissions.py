@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.services.submissions.quota import QuotaUsage
 from app.services.submissions.results import OrganizerNotes, ScorerVersion, SubmissionRecord
 from app.storage.models import SubmissionStatus
+from app.web.schemas.boards import IntervalOut
 
 
 class QuotaOut(BaseModel):
@@ -48,6 +49,9 @@ class SubmissionOut(BaseModel):
     metrics_hidden: bool = Field(description="true when scored but the phase's numbers are not public yet")
     metrics: dict[str, float] | None
     scorer: ScorerVersion | None
+    interval: IntervalOut | None = Field(
+        None, description="the primary metric's 95% interval, where the metrics are visible (null if none was stored)"
+    )
     queue_position: int | None = Field(
         None, description="while queued: its place in the scoring queue (1: next), else null"
     )

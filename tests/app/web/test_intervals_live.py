@@ -202,8 +202,10 @@ def test_the_api_and_the_csv_carry_intervals_and_the_comparison(live: Setup, nam
     assert comparison["method"] == "paired approximate randomization, Holm-corrected"
     groups = [e["tied_group"] for e in entries]
     assert groups == ([1, 2] if comparison["significant"] else [1, 1])
-    # The same numbers on every reload.
+    # The same numbers on every reload, and the submission's own answer has the interval stored with its score.
     assert live.board(ref) == board
+    own = live.get(f"submissions/{perfect}", live.server.token).json()
+    assert own["interval"] == entries[0]["interval"]
 
     exported = httpx.get(live.page(ref, "/leaderboard.csv"), timeout=TIMEOUT)
     rows = list(csv.DictReader(io.StringIO(exported.text)))
@@ -232,9 +234,11 @@ def test_nothing_of_a_hidden_phase_shows_before_the_reveal(live: Setup) -> None:
     assert httpx.get(live.page(ref, "/leaderboard.json"), timeout=TIMEOUT).status_code == 404
     page = httpx.get(live.page(ref), timeout=TIMEOUT).text
     assert "whisker" not in page and "95% interval" not in page and "Tied group" not in page
+    perfect, worse = live.submitted[ref]
+    own = live.get(f"submissions/{perfect}", live.server.token).json()
+    assert (own["status"], own["metrics_hidden"], own["metrics"], own["interval"]) == ("scored", True, None, None)
 
     organizers = live.board(ref, live.server.organizer_token)
-    perfect, worse = live.submitted[ref]
     assert [e["submission_id"] for e in organizers["entries"]] == [perfect, worse]
     assert all(e["interval"] and not e["interval"]["few_units"] for e in organizers["entries"])
     assert organizers["entries"][0]["interval"]["units"] == INSTANCES
@@ -248,6 +252,7 @@ def test_nothing_of_a_hidden_phase_shows_before_the_reveal(live: Setup) -> None:
     assert revealed.status_code == 200, revealed.text
     public = live.board(ref)
     assert public["entries"] == organizers["entries"] and public["comparisons"] == organizers["comparisons"]
+    assert live.get(f"submissions/{perfect}", live.server.token).json()["interval"] == public["entries"][0]["interval"]
     assert "whisker" in httpx.get(live.page(ref), timeout=TIMEOUT).text
 
 
@@ -263,6 +268,8 @@ def test_a_phase_with_intervals_off_shows_none(live: Setup) -> None:
     assert "whisker" not in page and "Tied group" not in page
     phase = live.get("competitions/{}/tasks/{}/phases/{}".format(*ref)).json()
     assert phase["intervals"] is False
+    own = live.get(f"submissions/{live.submitted[ref][0]}", live.server.token).json()
+    assert own["metrics"] is not None and own["interval"] is None
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")

@@ -10,6 +10,7 @@ from sqlalchemy import select, update
 
 from app.config import Settings
 from app.services.accounts.users import find_user
+from app.services.boards.cache import BoardCache
 from app.services.competitions import catalog
 from app.services.jobs.kinds import JobContext
 from app.services.scoring.gold import GoldCache
@@ -21,6 +22,8 @@ from leaderboard.uncertainty import REPLICATES
 from tests.app.builders import HALF, PERFECT
 from tests.app.labels_scorer import LabelScorer
 from tests.app.services.boards.test_standings import QUARTER, board, scored, setup
+
+REF = ("comp", "labels", "dev")
 
 
 def stored(db: Database, submission_id: int) -> list[dict[str, Any] | None]:
@@ -110,3 +113,23 @@ def test_a_phase_without_intervals_stores_and_shows_none(db: Database, labels: t
     assert [e["interval"] for e in answer["entries"]] == [None, None]
     assert [e["tied_group"] for e in answer["entries"]] == [None, None]
     assert (answer["comparisons"], answer["intervals"], answer["few_units"]) == ([], False, False)
+
+
+def test_a_new_score_tests_only_the_pairs_it_changed(db: Database, labels: type[LabelScorer]) -> None:
+    setup(db)
+    scored(db, "ada", PERFECT, 1)
+    scored(db, "bob", QUARTER, 2)
+    cache = BoardCache(db)
+    first = cache.get(REF, "public").uncertainty
+    assert first is not None and first.tested == 1
+    scored(db, "cy", HALF, 3)  # ranked between the two: both pairs are new
+    second = cache.get(REF, "public").uncertainty
+    assert second is not None and second.tested == 2
+    bumped = scored(db, "cy", HALF, 4)  # the same numbers again: the board's entries do not change
+    third = cache.get(REF, "public").uncertainty
+    assert third is not None and third.tested == 0
+    # What the kept tests give is what a board computed from nothing gives.
+    fresh = BoardCache(db).get(REF, "public").uncertainty
+    assert fresh is not None and fresh.tested == 2
+    assert (third.comparisons, third.groups, third.intervals) == (fresh.comparisons, fresh.groups, fresh.intervals)
+    assert bumped not in third.intervals  # cy's earlier upload still counts (the same score, earlier)
