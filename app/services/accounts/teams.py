@@ -1,5 +1,11 @@
 """Teams: who submits together. Limits are counted per team; a user who submits without a team
-gets a team of one, named after them, created on the spot."""
+gets a team of one, named after them, created on the spot.
+
+A team's founder (its earliest remaining member) may rename it and remove members; any member of a team
+of several may leave it. The allowance stays with the team and its submissions: a user who submitted for
+a team and is no longer in it may only rejoin that team in the competition (never found one, join
+another or get a fresh team of one), so leaving and coming back never resets a limit.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ from sqlalchemy import exists, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.services.errors import Conflict, InvalidInput, NotFound
+from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.storage.models import Competition, Submission, Team, TeamMember, User
 
 MAX_TEAM_NAME = 100
@@ -29,9 +35,42 @@ def members(session: Session, team: Team) -> list[User]:
     return list(session.scalars(query.order_by(TeamMember.joined_at, User.id)))
 
 
-def _name_taken(session: Session, competition_id: int, name: str) -> bool:
-    query = select(exists().where(Team.competition_id == competition_id, func.lower(Team.name) == name.lower()))
-    return bool(session.scalar(query))
+def founder(session: Session, team: Team) -> User | None:
+    """Who may rename the team and remove members: its earliest remaining member."""
+    found = members(session, team)
+    return found[0] if found else None
+
+
+def _name_taken(session: Session, competition_id: int, name: str, *, besides: int | None = None) -> bool:
+    clause = [Team.competition_id == competition_id, func.lower(Team.name) == name.lower()]
+    if besides is not None:
+        clause.append(Team.id != besides)
+    return bool(session.scalar(select(exists().where(*clause))))
+
+
+def _checked_name(name: str) -> str:
+    name = name.strip()
+    if not 1 <= len(name) <= MAX_TEAM_NAME:
+        raise InvalidInput("invalid team name", [{"where": "name", "message": f"1 to {MAX_TEAM_NAME} characters"}])
+    return name
+
+
+def _refuse_if_bound(session: Session, user: User, competition_id: int, joining: int | None = None) -> None:
+    """A user who submitted for a team they are no longer in stays bound to it (its allowance included)."""
+    query = (
+        select(Team)
+        .join(Submission, Submission.team_id == Team.id)
+        .where(Team.competition_id == competition_id, Submission.user_id == user.id)
+    )
+    if joining is not None:
+        query = query.where(Team.id != joining)
+    bound = session.scalar(query.limit(1))
+    if bound is not None and team_of(session, user, competition_id) is None:
+        raise Conflict(
+            f"you submitted for the team {bound.name!r} in this competition; its submissions and allowance stay "
+            "with it, so you may only rejoin it (with its invite code)",
+            code="bound_to_team",
+        )
 
 
 def _new_team(session: Session, competition_id: int, name: str, *, solo: bool) -> Team:
@@ -55,6 +94,7 @@ def ensure_team(session: Session, user: User, competition_id: int) -> Team:
     team = team_of(session, user, competition_id)
     if team is not None:
         return team
+    _refuse_if_bound(session, user, competition_id)
     name, n = user.name, 1
     while _name_taken(session, competition_id, name):
         n += 1
@@ -88,9 +128,8 @@ def _leave_solo_team(session: Session, user: User, competition_id: int) -> None:
 
 def create_team(session: Session, user: User, competition: Competition, name: str) -> Team:
     """A new team founded by ``user``, who becomes its first member."""
-    name = name.strip()
-    if not 1 <= len(name) <= MAX_TEAM_NAME:
-        raise InvalidInput("invalid team name", [{"where": "name", "message": f"1 to {MAX_TEAM_NAME} characters"}])
+    name = _checked_name(name)
+    _refuse_if_bound(session, user, competition.id)
     _leave_solo_team(session, user, competition.id)
     if _name_taken(session, competition.id, name):
         raise Conflict(f"the team name {name!r} is taken in {competition.slug!r}", code="name_taken")
@@ -107,6 +146,69 @@ def join_team(session: Session, user: User, competition: Competition, invite_cod
     current = team_of(session, user, competition.id)
     if current is not None and current.id == team.id:
         return team
+    _refuse_if_bound(session, user, competition.id, joining=team.id)
     _leave_solo_team(session, user, competition.id)
     _add_member(session, team, user)
+    return team
+
+
+def _own_team(session: Session, user: User, competition: Competition) -> Team:
+    team = team_of(session, user, competition.id)
+    if team is None:
+        raise NotFound(f"you are not in a team of {competition.slug!r}")
+    return team
+
+
+def _as_founder(session: Session, user: User, team: Team, doing: str) -> None:
+    first = founder(session, team)
+    if first is None or first.id != user.id:
+        raise Forbidden(f"only the team's founder ({first.name if first else 'nobody'}) may {doing}")
+
+
+def rename_team(session: Session, user: User, competition: Competition, name: str) -> Team:
+    """Rename the user's team (its founder only); names stay unique in the competition, whatever their case."""
+    team = _own_team(session, user, competition)
+    _as_founder(session, user, team, "rename it")
+    name = _checked_name(name)
+    if _name_taken(session, competition.id, name, besides=team.id):
+        raise Conflict(f"the team name {name!r} is taken in {competition.slug!r}", code="name_taken")
+    team.name = name
+    session.flush()
+    return team
+
+
+def _drop_member(session: Session, team: Team, user: User) -> None:
+    """Take ``user`` out of ``team``; a team left empty that never submitted goes too (its name is free again)."""
+    membership = session.get(TeamMember, (team.id, user.id))
+    if membership is not None:
+        session.delete(membership)
+        session.flush()
+    if not members(session, team) and not session.scalar(select(exists().where(Submission.team_id == team.id))):
+        session.delete(team)
+        session.flush()
+
+
+def leave_team(session: Session, user: User, competition: Competition) -> Team:
+    """Leave the user's team of several (a team of one is the user's own). The team keeps its submissions
+    and what they count against its limits; returns the team left."""
+    team = _own_team(session, user, competition)
+    if team.is_solo:
+        raise Conflict("a team of one cannot be left: it is your own entry", code="solo_team")
+    _drop_member(session, team, user)
+    return team
+
+
+def remove_member(session: Session, user: User, competition: Competition, member_name: str) -> Team:
+    """The founder takes ``member_name`` out of the team (to leave it yourself, leave it). The team gets a new
+    invite code, so the member comes back only if invited again."""
+    team = _own_team(session, user, competition)
+    _as_founder(session, user, team, "remove members")
+    member = next((m for m in members(session, team) if m.name == member_name), None)
+    if member is None:
+        raise NotFound(f"{member_name!r} is not a member of your team")
+    if member.id == user.id:
+        raise Conflict("to take yourself out of the team, leave it", code="remove_yourself")
+    _drop_member(session, team, member)
+    team.invite_code = secrets.token_urlsafe(12)
+    session.flush()
     return team

@@ -20,7 +20,7 @@ from app.services.accounts.access import is_organizer, require_organizer, requir
 from app.services.accounts.teams import team_of
 from app.services.errors import NotFound
 from app.services.jobs.queue_stats import QueuePlace, queue_places
-from app.storage.models import Competition, Phase, Score, Submission, SubmissionStatus, Task, Team, User
+from app.storage.models import Competition, Phase, Score, Submission, SubmissionStatus, Task, Team, TeamMember, User
 from app.storage.types import utcnow
 from leaderboard.uncertainty import interval_view, stored_interval
 from scorers import scorer_class
@@ -232,5 +232,31 @@ def list_for_phase(
     places = queue_places(session, [s for s, _ in rows], utcnow())
     return [
         describe(s, scores.get(s.id), phase=phase, organizer=organizer, team_name=name, place=places.get(s.id))
+        for s, name in rows
+    ]
+
+
+#: The most submissions "My submissions" lists (the newest).
+MINE_LIMIT = 500
+
+
+def list_for_user(session: Session, user: User | None, *, limit: int = MINE_LIMIT) -> list[SubmissionRecord]:
+    """The submissions of every team the caller is in, across competitions, newest first (at most ``limit``),
+    as a member sees them: numbers only where the phase's are public."""
+    user = require_user(user)
+    query = (
+        select(Submission, Team.name)
+        .join(Team, Team.id == Submission.team_id)
+        .join(TeamMember, TeamMember.team_id == Team.id)
+        .where(TeamMember.user_id == user.id)
+        .order_by(Submission.created_at.desc(), Submission.id.desc())
+        .limit(limit)
+    )
+    rows = session.execute(query).all()
+    phases = {p.id: p for p in session.scalars(select(Phase).where(Phase.id.in_({s.phase_id for s, _ in rows})))}
+    scores = current_scores(session, (s.id for s, _ in rows))
+    places = queue_places(session, [s for s, _ in rows], utcnow())
+    return [
+        describe(s, scores.get(s.id), phase=phases[s.phase_id], organizer=False, team_name=name, place=places.get(s.id))
         for s, name in rows
     ]

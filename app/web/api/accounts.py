@@ -11,7 +11,16 @@ from app.services.competitions import catalog
 from app.services.errors import Forbidden, NotFound
 from app.storage.models import Team, User
 from app.web.deps import CurrentUser, SessionDep, StateDep, client_address
-from app.web.schemas.accounts import TeamCreate, TeamJoin, TeamOut, TokenCreate, TokenOut, UserCreate, UserOut
+from app.web.schemas.accounts import (
+    TeamCreate,
+    TeamJoin,
+    TeamOut,
+    TeamRename,
+    TokenCreate,
+    TokenOut,
+    UserCreate,
+    UserOut,
+)
 from app.web.schemas.common import ErrorOut
 
 router = APIRouter(tags=["accounts"])
@@ -75,3 +84,25 @@ def join_team(competition: str, body: TeamJoin, session: SessionDep, user: Curre
     """Join a team with its invite code."""
     competition_row = catalog.get_competition(session, competition)
     return _team(session, teams.join_team(session, user, competition_row, body.invite_code), user)
+
+
+@router.patch("/competitions/{competition}/team", response_model=TeamOut)
+def rename_team(competition: str, body: TeamRename, session: SessionDep, user: CurrentUser) -> TeamOut:
+    """Rename your team (its founder only); the name must be free in the competition."""
+    competition_row = catalog.get_competition(session, competition)
+    return _team(session, teams.rename_team(session, user, competition_row, body.name), user)
+
+
+@router.post("/competitions/{competition}/team/leave", response_model=TeamOut)
+def leave_team(competition: str, session: SessionDep, user: CurrentUser) -> TeamOut:
+    """Leave your team of several; it keeps its submissions and what they count against its limits. Having
+    submitted for it, you may only rejoin it in this competition."""
+    competition_row = catalog.get_competition(session, competition)
+    return _team(session, teams.leave_team(session, user, competition_row), user)
+
+
+@router.delete("/competitions/{competition}/team/members/{name}", response_model=TeamOut)
+def remove_member(competition: str, name: str, session: SessionDep, user: CurrentUser) -> TeamOut:
+    """Take a member out of your team (its founder only); the team gets a new invite code."""
+    competition_row = catalog.get_competition(session, competition)
+    return _team(session, teams.remove_member(session, user, competition_row, name), user)

@@ -100,6 +100,12 @@ def list_submissions(
     return SubmissionList.of(results.list_for_phase(session, user, phase_row, everyone=everyone))
 
 
+@router.get("/me/submissions", response_model=SubmissionList)
+def my_submissions(session: SessionDep, user: CurrentUser) -> SubmissionList:
+    """Your teams' submissions across every competition, newest first (the newest 500)."""
+    return SubmissionList.of(results.list_for_user(session, user))
+
+
 @router.post(PHASE + "/rescore", response_model=RescoreOut, status_code=HTTP_202_ACCEPTED)
 def rescore_phase(competition: str, task: str, phase: str, session: SessionDep, user: CurrentUser) -> RescoreOut:
     """Score every scored or failed submission of the phase again (organizers); old scores are kept."""

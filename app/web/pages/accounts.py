@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Form, Request, Response
@@ -11,7 +12,7 @@ from app.services.accounts import teams, users
 from app.services.accounts.throttle import LoginThrottled
 from app.services.competitions import catalog, participation
 from app.services.errors import Forbidden, NotAuthenticated, ServiceError
-from app.storage.models import User
+from app.storage.models import Competition, User
 from app.web import sessions
 from app.web.csrf import require_csrf
 from app.web.deps import SessionDep, client_address
@@ -94,39 +95,67 @@ def team_page(competition: str, request: Request, session: SessionDep, viewer: L
     competition_row = catalog.get_competition(session, competition)
     team = teams.team_of(session, viewer, competition_row.id)
     members = [u.name for u in teams.members(session, team)] if team is not None else []
-    context = {"competition": competition_row, "team": team, "members": members}
+    founder = members[:1] == [viewer.name]
+    context = {"competition": competition_row, "team": team, "members": members, "founder": founder}
     return render(request, "team.html", context, viewer=viewer)
 
 
-def _team_action(request: Request, session: Session, competition: str, act: str, text: str, user: User) -> None:
-    """Found or join a team; a refusal becomes a message on the team page."""
+#: What each form of the team page does, and what it says once done.
+_TEAM_ACTIONS: dict[str, Callable[[Session, User, Competition, str], str]] = {
+    "create": lambda s, u, c, text: (
+        f"You founded the team {teams.create_team(s, u, c, text).name}. Share its invite code with your teammates."
+    ),
+    "join": lambda s, u, c, text: f"You joined the team {teams.join_team(s, u, c, text.strip()).name}.",
+    "rename": lambda s, u, c, text: f"Your team is now called {teams.rename_team(s, u, c, text).name}.",
+    "leave": lambda s, u, c, _: f"You left the team {teams.leave_team(s, u, c).name}.",
+    "remove": lambda s, u, c, text: (
+        f"{text} is no longer in the team {teams.remove_member(s, u, c, text).name}; it has a new invite code."
+    ),
+}
+
+
+def _team_action(request: Request, session: Session, competition: str, act: str, text: str, user: User) -> Response:
+    """Change the user's team; a refusal becomes a message on the team page."""
     competition_row = catalog.get_competition(session, competition)
     try:
-        if act == "create":
-            team = teams.create_team(session, user, competition_row, text)
-            sessions.flash(request, f"You founded the team {team.name}. Share its invite code with your teammates.")
-        else:
-            team = teams.join_team(session, user, competition_row, text.strip())
-            sessions.flash(request, f"You joined the team {team.name}.")
+        sessions.flash(request, _TEAM_ACTIONS[act](session, user, competition_row, text))
     except ServiceError as exc:
         session.rollback()  # a refused change leaves nothing half done
         sessions.flash(request, exc.message, "error")
+    return redirect(urls.team(competition))
 
 
 @router.post("/c/{competition}/team/create", dependencies=CSRF)
 def create_team(
     competition: str, request: Request, session: SessionDep, viewer: LoggedIn, name: FormText = ""
 ) -> Response:
-    _team_action(request, session, competition, "create", name, viewer)
-    return redirect(urls.team(competition))
+    return _team_action(request, session, competition, "create", name, viewer)
 
 
 @router.post("/c/{competition}/team/join", dependencies=CSRF)
 def join_team(
     competition: str, request: Request, session: SessionDep, viewer: LoggedIn, invite_code: FormText = ""
 ) -> Response:
-    _team_action(request, session, competition, "join", invite_code, viewer)
-    return redirect(urls.team(competition))
+    return _team_action(request, session, competition, "join", invite_code, viewer)
+
+
+@router.post("/c/{competition}/team/rename", dependencies=CSRF)
+def rename_team(
+    competition: str, request: Request, session: SessionDep, viewer: LoggedIn, name: FormText = ""
+) -> Response:
+    return _team_action(request, session, competition, "rename", name, viewer)
+
+
+@router.post("/c/{competition}/team/leave", dependencies=CSRF)
+def leave_team(competition: str, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
+    return _team_action(request, session, competition, "leave", "", viewer)
+
+
+@router.post("/c/{competition}/team/remove", dependencies=CSRF)
+def remove_member(
+    competition: str, request: Request, session: SessionDep, viewer: LoggedIn, member: FormText = ""
+) -> Response:
+    return _team_action(request, session, competition, "remove", member, viewer)
 
 
 @router.post("/c/{competition}/participate", dependencies=CSRF)

@@ -145,6 +145,22 @@ def my_submissions(
     return render(request, "my_submissions.html", context, viewer=viewer)
 
 
+@router.get("/submissions")
+def all_my_submissions(request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
+    """The submissions of every team the viewer is in, across competitions, newest first."""
+    records = results.list_for_user(session, viewer)
+    refs = {(r.competition, r.task, r.phase) for r in records}
+    phases = {ref: catalog.get_phase(session, *ref) for ref in refs}
+    primary = {ref: scorer_class(phase.task.scorer).describe().primary_metric for ref, phase in phases.items()}
+    context = {
+        "records": records,
+        "phases": phases,
+        "primary": primary,
+        "pending": any(r.status in PENDING for r in records),
+    }
+    return render(request, "all_submissions.html", context, viewer=viewer)
+
+
 # -- one submission --------------------------------------------------------------------------------------
 
 

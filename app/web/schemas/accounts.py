@@ -40,6 +40,10 @@ class TeamCreate(BaseModel):
     name: Text
 
 
+class TeamRename(BaseModel):
+    name: Text
+
+
 class TeamJoin(BaseModel):
     invite_code: Text
 
@@ -48,6 +52,7 @@ class TeamOut(BaseModel):
     name: str
     solo: bool
     members: list[str]
+    founder: str | None = Field(None, description="its earliest remaining member: may rename it and remove members")
     invite_code: str | None = Field(None, description="shown to members only; others join with it")
 
     @classmethod
@@ -55,4 +60,10 @@ class TeamOut(BaseModel):
         """The team as ``viewer`` sees it: its invite code only for a member of a team of several."""
         names = [member.name for member in members]
         member = viewer.name in names and not team.is_solo
-        return cls(name=team.name, solo=team.is_solo, members=names, invite_code=team.invite_code if member else None)
+        return cls(
+            name=team.name,
+            solo=team.is_solo,
+            members=names,
+            founder=names[0] if names else None,
+            invite_code=team.invite_code if member else None,
+        )
