@@ -183,10 +183,16 @@ class Scorer(ABC, Generic[G, P, S]):
         return cls.primary_metric, tuple(cls.secondary_metrics), tuple(cls.metrics)
 
     @classmethod
+    def configured_per_unit_breakdown(cls, config: Mapping[str, Any]) -> str | None:
+        """``per_unit_breakdown`` where the resolved options have ``breakdown`` write its rows, else None."""
+        return cls.per_unit_breakdown
+
+    @classmethod
     def describe(cls, options: Mapping[str, Any] | None = None) -> ScorerDescription:
         """Everything a person, a page or a leaderboard needs to know about the scorer; with ``options`` (a task's
         configuration), the metrics, primary metric and directions those options give (``configured_metrics``)."""
-        primary, secondary, metrics = cls.configured_metrics(cls.resolve_options(options or {}))
+        config = cls.resolve_options(options or {})
+        primary, secondary, metrics = cls.configured_metrics(config)
         return ScorerDescription(
             name=cls.name,
             version=cls.version,
@@ -200,7 +206,7 @@ class Scorer(ABC, Generic[G, P, S]):
             submission_format=cls.submission_format,
             submission_filename=cls.submission_filename,
             unit=cls.unit,
-            per_unit_breakdown=cls.per_unit_breakdown,
+            per_unit_breakdown=cls.configured_per_unit_breakdown(config),
             leaderboard_breakdowns=tuple(cls.leaderboard_breakdowns),
         )
 

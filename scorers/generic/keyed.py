@@ -142,6 +142,10 @@ class KeyedScorer(Scorer[KeyedGold[V], PublicIds, dict[str, V]], Generic[V]):
         problems.raise_if_any()
         return read.values
 
+    @classmethod
+    def configured_per_unit_breakdown(cls, config: Mapping[str, Any]) -> str | None:
+        return cls.per_unit_breakdown if config["group_by"] else None
+
     def sample_submission(self, public: PublicIds) -> bytes:
         """Every id with ``sample_value``, in the gold's format with its id and value columns."""
         value, (id_column, value_column) = self.sample_value(), (self.layout.id_column, self.layout.value_column)

@@ -165,6 +165,10 @@ class Trec(Scorer[Qrels, PublicIds, Run]):
             require_all=self.config["require_all_queries"],
         )
 
+    @classmethod
+    def configured_per_unit_breakdown(cls, config: Mapping[str, Any]) -> str | None:
+        return cls.per_unit_breakdown if config["per_query"] else None
+
     def sample_submission(self, public: PublicIds) -> bytes:
         """One line per query ranking one placeholder document with score 0 (the documents are not part of
         the public view; a run needs a line per query, and a document the qrels do not judge counts as not

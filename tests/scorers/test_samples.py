@@ -40,12 +40,22 @@ def test_the_sample_from_the_public_view_is_accepted_and_scored(name: str) -> No
 def test_the_breakdown_holds_the_per_document_rows_the_description_names(name: str) -> None:
     example = EXAMPLES[name]
     scorer = get_scorer(name, example.options)
-    dimension = scorer.describe().per_unit_breakdown
+    dimension = scorer.described().per_unit_breakdown
     assert dimension is not None
     report = scorer.score(example.gold, scorer.sample_submission(scorer.public_view(scorer.parse_gold(example.gold))))
     rows = report.breakdown.get(dimension)
     assert rows, f"{name}: no {dimension!r} rows in the breakdown (it has {sorted(report.breakdown)})"
     assert all(scorer.primary_metric in values for values in rows.values())
+
+
+@pytest.mark.parametrize("name", ["trec", "classification", "regression"])
+def test_options_that_write_no_per_document_rows_describe_none(name: str) -> None:
+    # trec without per_query, the keyed scorers without group_by (a row per item would tell its answer)
+    example = EXAMPLES[name]
+    scorer = get_scorer(name, {k: v for k, v in example.options.items() if k not in ("per_query", "group_by")})
+    assert scorer.described().per_unit_breakdown is None
+    report = scorer.score(example.gold, scorer.sample_submission(scorer.public_view(scorer.parse_gold(example.gold))))
+    assert not {"query", "group"} & set(report.breakdown)
 
 
 class _Unsampled(Scorer[Any, PublicIds, Any]):

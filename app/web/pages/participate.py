@@ -151,7 +151,7 @@ def all_my_submissions(request: Request, session: SessionDep, viewer: LoggedIn) 
     records = results.list_for_user(session, viewer)
     refs = {(r.competition, r.task, r.phase) for r in records}
     phases = {ref: catalog.get_phase(session, *ref) for ref in refs}
-    primary = {ref: scorer_class(phase.task.scorer).describe().primary_metric for ref, phase in phases.items()}
+    primary = {ref: catalog.task_description(phase.task).primary_metric for ref, phase in phases.items()}
     context = {
         "records": records,
         "phases": phases,

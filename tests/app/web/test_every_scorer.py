@@ -42,7 +42,7 @@ def test_the_sample_of_every_scorer_is_scored_and_its_per_document_exports_have_
 
     sample = client.get(f"{api}/sample")
     assert sample.status_code == 200
-    described = scorer_class(name).describe()
+    described = scorer_class(name).describe(example.options)
     assert sample.headers["content-disposition"] == f'attachment; filename="sample-{described.submission_filename}"'
     files = {"file": (described.submission_filename, sample.content, "application/octet-stream")}
     uploaded = client.post(f"{api}/submissions", headers=headers, files=files)
