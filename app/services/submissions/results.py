@@ -124,8 +124,10 @@ class SubmissionRecord:
     organizer: OrganizerNotes | None = None
 
 
-def _interval(score: Score, scorer: str) -> dict[str, Any] | None:
-    stored = stored_interval(score.interval, scorer_class(scorer).describe().primary_metric)
+def _interval(score: Score, task: Task) -> dict[str, Any] | None:
+    """The stored interval, if it is one of the primary metric as the task's options configure it."""
+    primary = scorer_class(task.scorer).describe(task.scorer_options or {}).primary_metric
+    stored = stored_interval(score.interval, primary)
     return None if stored is None else interval_view(stored)
 
 
@@ -173,7 +175,7 @@ def describe(
         metrics_hidden=score is not None and not visible,
         metrics=dict(score.metrics) if score is not None and visible else None,
         scorer=ScorerVersion(score.scorer, score.scorer_version) if score is not None else None,
-        interval=_interval(score, task.scorer) if score is not None and visible and phase.intervals else None,
+        interval=_interval(score, task) if score is not None and visible and phase.intervals else None,
         queue_position=place.position if place is not None else None,
         estimated_scored_at=place.estimated_scored_at if place is not None else None,
         breakdown=score.breakdown if detail and score is not None and visible else None,
