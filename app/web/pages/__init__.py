@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from app.web import sessions
-from app.web.pages import accounts, organize, participate, public
+from app.web.pages import accounts, create, organize, participate, public
 from app.web.pages.render import STATIC, Pages, make_environment
 from app.web.state import AppState
 
@@ -21,6 +21,6 @@ def install(app: FastAPI, state: AppState) -> Pages:
     app.state.pages = pages
     sessions.install(app, state.settings)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    for module in (public, accounts, participate, organize):
+    for module in (public, accounts, participate, organize, create):
         app.include_router(module.router)
     return pages

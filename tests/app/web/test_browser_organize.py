@@ -1,8 +1,9 @@
 """An organizer's everyday work through the pages in a real browser (Debian's chromium, Playwright)
 against a real ``podium serve``: reaching "Organize" from the competition page, editing a phase with
 its errors shown in place and its log, answering participation requests (and what their senders
-see), confirming before revealing, rescoring everything or cancelling a baseline run, and reading a
-run's log in its own block.
+see), putting a competition online by uploading its bundle (its problems shown in place), confirming
+before revealing, rescoring everything or cancelling a baseline run, and reading a run's log in its
+own block.
 
 One server for the module; each test works on its own competition so that none depends on another.
 """
@@ -10,12 +11,14 @@ One server for the module; each test works on its own competition so that none d
 from __future__ import annotations
 
 import json
+import zipfile
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+import yaml
 from sqlalchemy.orm import Session
 
 from app.services.competitions import participation
@@ -244,6 +247,50 @@ def test_cancelling_a_baseline_run_asks_first_and_its_log_has_a_wide_block(serve
     assert not shape["inTable"], shape
     expect(page.get_by_role("region", name="Error of baseline run 2")).to_contain_text("out of patience")
     page.close()
+
+
+def _bundle(tmp_path: Path, name: str, phase: dict[str, object]) -> Path:
+    """A bundle zip of a famus-sv competition ``fresh`` with the given phase (its gold in the zip)."""
+    document = {
+        "slug": "fresh",
+        "title": "Fresh task",
+        "tasks": [{"slug": "sv", "title": "Source validation", "scorer": "famus-sv", "phases": [phase]}],
+    }
+    path = tmp_path / name
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("fresh/competition.yaml", yaml.safe_dump(document))
+        archive.writestr("fresh/gold.jsonl", "".join(json.dumps(line) + "\n" for line in GOLD))
+    return path
+
+
+def test_a_competition_is_put_online_by_uploading_its_bundle(server: str, browser: Browser, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    good_phase = {"slug": "dev", "title": "Dev", "gold": {"path": "gold.jsonl"}}
+    bad = _bundle(tmp_path, "bad.zip", {**good_phase, "daily_limit": 0, "closes": "2030-01-01T00:00Z"})
+    good = _bundle(tmp_path, "good.zip", good_phase)
+
+    page = log_in(browser, server, "olga")
+    page.get_by_role("link", name="New competition").click()
+    page.set_input_files("input[name=bundle]", str(bad))
+    page.get_by_role("button", name="Put the competition online").click()
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("The bundle was refused: 2 problems.")
+    problems = alert.locator("ul.problems li")
+    expect(problems).to_have_count(2)
+    expect(problems.filter(has_text="tasks[0].phases[0].daily_limit")).to_contain_text("at least 1")
+    expect(problems.filter(has_text="tasks[0].phases[0].closes")).to_contain_text("unknown key")
+
+    page.set_input_files("input[name=bundle]", str(good))
+    page.get_by_role("button", name="Put the competition online").click()
+    page.wait_for_url(f"{server}/c/fresh")
+    expect(page.locator(".flash").first).to_contain_text("The competition Fresh task is online")
+    expect(page.get_by_role("link", name="Organize", exact=True).first).to_be_visible()
+
+    ada = log_in(browser, server, "ada")
+    expect(ada.get_by_role("link", name="New competition")).to_have_count(0)
+    page.close()
+    ada.close()
 
 
 def test_the_log_stays_inside_the_screen_on_a_phone(server: str, browser: Browser, tmp_path: Path) -> None:

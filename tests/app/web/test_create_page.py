@@ -1,0 +1,85 @@
+"""Putting a competition online from the pages: the bundle uploaded through a form, every problem shown
+under its key path beside the form, nothing kept of a refused bundle."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import yaml
+from fastapi.testclient import TestClient
+
+from app.storage.db import Database
+from app.storage.models import Competition
+from tests.app.builders import GOLD, as_bytes
+from tests.app.web.test_api import bundle_zip
+from tests.app.web.test_pages import login, setup, text, token
+
+
+def post_bundle(client: TestClient, name: str, data: bytes, csrf: str) -> object:
+    files = {"bundle": (name, data, "application/octet-stream")}
+    return client.post("/competitions/new", data={"csrf_token": csrf}, files=files)
+
+
+def broken_bundle() -> bytes:
+    document = {
+        "slug": "Broken Slug",
+        "title": "Broken",
+        "tasks": [
+            {
+                "slug": "labels",
+                "scorrer": "test-labels",
+                "phases": [{"slug": "dev", "title": "Dev", "gold": {"path": "gold.json"}, "ends_at": "tomorrow"}],
+            }
+        ],
+    }
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("competition.yaml", yaml.safe_dump(document))
+        archive.writestr("gold.json", as_bytes(GOLD))
+    return buffer.getvalue()
+
+
+def test_an_organizer_uploads_a_bundle_and_sees_its_problems_in_place(db: Database, client: TestClient) -> None:
+    setup(db, "ada")
+    login(client, "olga")
+    home = client.get("/")
+    assert 'href="/competitions/new"' in home.text
+    form = client.get("/competitions/new")
+    csrf = token(form)
+
+    refused = post_bundle(client, "bundle.zip", broken_bundle(), csrf)
+    assert refused.status_code == 422
+    shown = text(refused)
+    assert "The bundle was refused: 5 problems." in shown
+    for where in ("slug", "tasks[0].scorrer", "tasks[0].scorer", "tasks[0].title", "tasks[0].phases[0].ends_at"):
+        assert f"{where} :" in shown, where
+    assert "did you mean scorer?" in shown
+    assert 'name="bundle"' in refused.text  # the form again, to send the corrected bundle
+    with db.session() as session:
+        assert session.query(Competition).filter_by(slug="uploaded").count() == 0
+
+    empty = post_bundle(client, "", b"", csrf)
+    assert (empty.status_code, "choose a .zip or .yaml file" in text(empty)) == (422, True)
+
+    created = post_bundle(client, "bundle.zip", bundle_zip(), csrf)
+    assert str(created.url).endswith("/c/uploaded")
+    assert "The competition Uploaded is online" in text(created)
+    assert 'href="/c/uploaded/organize"' in created.text  # its creator organizes it
+
+    taken = post_bundle(client, "bundle.zip", bundle_zip(), csrf)
+    assert taken.status_code == 409
+    assert "a competition with the slug &#39;uploaded&#39; exists already" in taken.text
+
+
+def test_participants_cannot_create_competitions(db: Database, client: TestClient) -> None:
+    setup(db, "ada")
+    login(client, "ada")
+    assert 'href="/competitions/new"' not in client.get("/").text
+    assert client.get("/competitions/new").status_code == 403
+    refused = post_bundle(client, "bundle.zip", bundle_zip(), token(client.get("/")))
+    assert refused.status_code == 403
+    with db.session() as session:
+        assert session.query(Competition).filter_by(slug="uploaded").count() == 0
+    client.cookies.clear()
+    assert client.get("/competitions/new", follow_redirects=False).status_code == 303  # to the login form
