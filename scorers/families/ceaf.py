@@ -35,16 +35,13 @@ a file beyond a budget; the rest of scoring (the matchings, whose matrices hold 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+import itertools
+import math
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from scorers.base import prf
-
-# numpy is imported inside the functions that use it, so that loading the scorer library (``podium score`` of a
-# scorer that never needs it, the web tier) does not pay its import.
-if TYPE_CHECKING:
-    import numpy as np
 
 Entity = tuple[str, ...]
 RoleFillers = tuple[str, tuple[Entity, ...]]
@@ -143,35 +140,23 @@ def collapse_identical(templates: Iterable[Template]) -> list[Template]:
 
 
 # -- similarity -----------------------------------------------------------------------------------
-def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
-    """Length of the longest common subsequence of two token lists.
+def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
+    """Length of the longest common subsequence of two token lists (rapidfuzz's Indel distance, in C).
 
-    Written by hand: the official score is an edit distance with substitution cost 2 over tokens,
-    which equals |a| + |b| - 2·LCS; difflib's matcher is a heuristic that can miss the longest common
-    subsequence, and no maintained library offers this token-level DP. One row of the table is kept.
+    The Indel distance is the edit distance with insertions and deletions only, |a| + |b| - 2·LCS.
     """
-    if len(a) < len(b):
-        a, b = b, a
-    previous = [0] * (len(b) + 1)
-    for x in a:
-        current = [0]
-        left = 0  # current[j], kept in a local: this loop is the scorer's hot spot
-        for j, y in enumerate(b):
-            if x == y:
-                left = previous[j] + 1
-            elif previous[j + 1] > left:
-                left = previous[j + 1]
-            current.append(left)
-        previous = current
-    return previous[-1]
+    from rapidfuzz.distance import Indel
+
+    return (len(a) + len(b) - Indel.distance(a, b)) // 2
 
 
 def token_similarity(gold: str, predicted: str) -> float:
-    """2·LCS / (|g| + |p|) on lowercased whitespace tokens, written as the official 1 - distance / length.
+    """2·LCS / (|g| + |p|) on lowercased whitespace tokens, the official 1 - distance / length.
 
     Two texts without any token (never so for gold that passed validation) count as equal.
     """
-    return _tokens_similarity(_tokens(gold), _tokens(predicted))
+    vocabulary: dict[str, int] = {}
+    return _tokens_similarity(_token_ids(gold, vocabulary), _token_ids(predicted, vocabulary))
 
 
 def _tokens(text: str) -> list[str]:
@@ -179,13 +164,18 @@ def _tokens(text: str) -> list[str]:
     return text.lower().split()
 
 
-def _tokens_similarity(g: Sequence[str], p: Sequence[str]) -> float:
-    length = len(g) + len(p)
-    if length == 0 or g == p:
-        return 1.0
-    if set(g).isdisjoint(p):
-        return 0.0
-    return 1.0 - (length - 2 * lcs_length(g, p)) / length
+def _token_ids(text: str, vocabulary: dict[str, int]) -> list[int]:
+    """The text's tokens as numbers, one per distinct token of ``vocabulary``. rapidfuzz compares the elements
+    of a sequence by their hash, exact for small integers, where two distinct strings could share one."""
+    return [vocabulary.setdefault(token, len(vocabulary)) for token in _tokens(text)]
+
+
+def _tokens_similarity(g: Sequence[int], p: Sequence[int]) -> float:
+    """rapidfuzz's Indel normalized similarity, 1 - (|g| + |p| - 2·LCS) / (|g| + |p|): the same operations as
+    the official formula, so the same double (1.0 for two empty lists)."""
+    from rapidfuzz.distance import Indel
+
+    return float(Indel.normalized_similarity(g, p))
 
 
 def phi3(gold: Entity, predicted: Entity) -> float:
@@ -197,13 +187,14 @@ def phi3(gold: Entity, predicted: Entity) -> float:
 def soft_similarity(cache: dict[tuple[str, str], float] | None = None) -> EntitySimilarity:
     """The ``soft`` entity similarity: best ``token_similarity`` over mention pairs (memoised in ``cache``)."""
     memo = {} if cache is None else cache
-    # Each text is split once, so a pair costs its LCS table and not also the length of its texts.
-    split: dict[str, list[str]] = {}
+    # Each text is split once, so a pair costs its LCS and not also the length of its texts.
+    vocabulary: dict[str, int] = {}
+    split: dict[str, list[int]] = {}
 
-    def tokens(text: str) -> list[str]:
+    def tokens(text: str) -> list[int]:
         found = split.get(text)
         if found is None:
-            found = split[text] = _tokens(text)
+            found = split[text] = _token_ids(text, vocabulary)
         return found
 
     def soft(gold: Entity, predicted: Entity) -> float:
@@ -247,27 +238,72 @@ def role_work(texts: Collection[str], gold: tuple[int, int], *, join: bool = Tru
 
 
 # -- alignment ------------------------------------------------------------------------------------
-def _max_assignment(matrix: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """Rows and columns of a one-to-one maximum-weight matching (SciPy's Hungarian algorithm)."""
-    # Imported here: SciPy's optimize package takes about 0.4 s to import, which every process that only
-    # loads the scorer library (the web tier, other tasks) would pay.
+Matrix = Sequence[Sequence[float]]
+#: Matchings small enough to find by trying every one-to-one assignment (at most this many of them).
+EXHAUSTIVE_ASSIGNMENTS = 720
+#: Two assignments whose sums are this close (relative) are a tie, which SciPy breaks as it always did.
+TIE = 1e-9
+
+
+def _max_assignment(matrix: Matrix, *, ties: bool) -> tuple[list[int], list[int]]:
+    """Rows (ascending) and columns of a one-to-one maximum-weight matching.
+
+    A small matrix is solved by trying every assignment: written by hand because SciPy's optimize package takes
+    about 0.4 s to import, more than scoring a test-size file, and the release's matrices are tiny (at most 5
+    entities of a role, 2 templates of a document). Where only the matched sum is wanted (``ties=True``), any
+    best assignment gives it. Where the pairs matter too (``ties=False``), only a best assignment clear of every
+    other by more than ``TIE`` is taken from the search: that is the one any exact solver finds, SciPy's
+    included. Larger matrices, and those ties, go to SciPy's ``linear_sum_assignment``, as before.
+    """
+    found = _exhaustive_assignment(matrix, ties)
+    if found is not None:
+        return found
+    import numpy as np
     from scipy.optimize import linear_sum_assignment
 
-    rows, cols = linear_sum_assignment(matrix, maximize=True)
-    return rows, cols
+    rows, cols = linear_sum_assignment(np.asarray(matrix, dtype=float), maximize=True)
+    return rows.tolist(), cols.tolist()
 
 
-def best_matching_sum(weights: Sequence[Sequence[float]]) -> float:
+def _exhaustive_assignment(matrix: Matrix, ties: bool) -> tuple[list[int], list[int]] | None:
+    """The best assignment found by trying all (the first of equals); None when there are too many, or, unless
+    ``ties``, when another is within ``TIE`` of the best."""
+    transposed = len(matrix) > len(matrix[0])
+    table = [list(column) for column in zip(*matrix, strict=True)] if transposed else matrix
+    short, long = len(table), len(table[0])
+    if math.perm(long, short) > EXHAUSTIVE_ASSIGNMENTS:
+        return None
+    best, runner_up = -math.inf, -math.inf
+    chosen: tuple[int, ...] = ()
+    for columns in itertools.permutations(range(long), short):
+        total = sum(row[j] for row, j in zip(table, columns, strict=True))
+        if total > best:
+            best, runner_up, chosen = total, best, columns
+        elif total > runner_up:
+            runner_up = total
+    if not ties and best - runner_up <= TIE * max(1.0, abs(best)):
+        return None
+    pairs = [(j, i) for i, j in enumerate(chosen)] if transposed else list(enumerate(chosen))
+    pairs.sort()
+    return [i for i, _ in pairs], [j for _, j in pairs]
+
+
+def _matched_sum(matrix: Matrix, rows: Sequence[int], cols: Sequence[int]) -> float:
+    """The weights of a matching added in row order, as NumPy adds a handful of numbers."""
+    total = 0.0
+    for i, j in zip(rows, cols, strict=True):
+        total += matrix[i][j]
+    return total
+
+
+def best_matching_sum(weights: Matrix) -> float:
     """Total weight of a one-to-one maximum-weight matching (weights are non-negative)."""
-    import numpy as np
-
     if not weights or not weights[0]:
         return 0.0
     if len(weights) == 1 or len(weights[0]) == 1:
         return float(max(max(row) for row in weights))
-    matrix = np.asarray(weights, dtype=float)
-    rows, cols = _max_assignment(matrix)
-    return float(matrix[rows, cols].sum())
+    rows, cols = _max_assignment(weights, ties=True)
+    return _matched_sum(weights, rows, cols)
 
 
 def template_similarity(
@@ -310,8 +346,6 @@ def _align(
     groups: list[list[int]],
 ) -> list[tuple[float, dict[str, float]]]:
     """For each similarity, the matched sum of the best one-to-one template alignment, in total and per role."""
-    import numpy as np
-
     if not gold or not predicted:
         return [(0.0, {}) for _ in similarities]
     cells = [[template_similarity(g, p, similarities) for p in predicted] for g in gold]
@@ -320,20 +354,20 @@ def _align(
     results = []
     for k in range(len(similarities)):
         shares = [[cell[k] for cell in row] for row in cells]
-        matrix = np.array([[sum(share.values()) for share in row] for row in shares], dtype=float)
+        matrix = [[sum(share.values()) for share in row] for row in shares]
         for rows in groups:
             # Only the label whose row sums highest may match (first on ties), as the official code does.
-            keep = rows[int(matrix[rows].sum(axis=1).argmax())]
+            keep = max(rows, key=lambda row: sum(matrix[row]))
             for row in rows:
                 if row != keep:
-                    matrix[row] = 0.0
+                    matrix[row] = [0.0] * len(predicted)
                     shares[row] = [{} for _ in predicted]
-        matched_rows, matched_cols = _max_assignment(matrix)
+        matched_rows, matched_cols = _max_assignment(matrix, ties=False)
         per_role: dict[str, float] = {}
         for i, j in zip(matched_rows, matched_cols, strict=True):
             for role, value in shares[i][j].items():
                 per_role[role] = per_role.get(role, 0.0) + value
-        results.append((float(matrix[matched_rows, matched_cols].sum()), per_role))
+        results.append((_matched_sum(matrix, matched_rows, matched_cols), per_role))
     return results
 
 

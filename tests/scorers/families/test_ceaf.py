@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.optimize import linear_sum_assignment
 
 from scorers.families.ceaf import (
     CeafRmeOptions,
     Template,
+    _max_assignment,
     best_matching_sum,
     clean_predicted_template,
     collapse_identical,
@@ -62,6 +65,19 @@ def _brute_force_lcs(a: list[str], b: list[str]) -> int:
 @given(st.lists(st.sampled_from("abc"), max_size=6), st.lists(st.sampled_from("abc"), max_size=6))
 def test_lcs_length_equals_brute_force(a: list[str], b: list[str]) -> None:
     assert lcs_length(a, b) == _brute_force_lcs(a, b) == lcs_length(b, a)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(["a", "B", "b", "cc"]), max_size=7),
+    st.lists(st.sampled_from(["a", "b", "cc"]), max_size=7),
+)
+def test_token_similarity_is_exactly_the_official_formula(gold: list[str], predicted: list[str]) -> None:
+    # The official score, 1 - (|g| + |p| - 2·LCS) / (|g| + |p|) on lowercased tokens, to the last bit.
+    g, p = [token.lower() for token in gold], predicted
+    length = len(g) + len(p)
+    official = 1.0 - (length - 2 * _brute_force_lcs(g, p)) / length if length else 1.0
+    assert token_similarity(" ".join(gold), " ".join(predicted)) == official
 
 
 def test_token_similarity_hand_computed() -> None:
@@ -142,6 +158,30 @@ def test_best_matching_sum_is_one_to_one() -> None:
     assert best_matching_sum([[0.2], [0.7]]) == 0.7
     assert best_matching_sum([]) == 0.0
     assert best_matching_sum([[]]) == 0.0
+
+
+matrices = (
+    st.integers(1, 5)
+    .flatmap(
+        lambda rows: st.lists(
+            st.lists(st.sampled_from([0.0, 0.25, 0.5, 1 / 3, 0.8, 1.0, 2.0]), min_size=4, max_size=4),
+            min_size=rows,
+            max_size=rows,
+        )
+    )
+    .flatmap(lambda m: st.integers(1, 4).map(lambda cols: [row[:cols] for row in m]))
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(matrices)
+def test_matching_found_by_search_is_scipys(matrix: list[list[float]]) -> None:
+    # The small matrices are solved without SciPy (its import costs more than scoring a test set): the same
+    # best sum, and, where the pairs decide the per-role shares, the same pairs (ties are left to SciPy).
+    weights = np.asarray(matrix)
+    rows, cols = linear_sum_assignment(weights, maximize=True)
+    assert best_matching_sum(matrix) == pytest.approx(float(weights[rows, cols].sum()), rel=1e-15)
+    assert _max_assignment(matrix, ties=False) == (rows.tolist(), cols.tolist())
 
 
 def test_document_with_split_gold_entity_and_substring_chain() -> None:
