@@ -14,6 +14,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from app.cli.common import fail, read_file
+from app.cli.display import PERCENT, formats_of, metric_lines, metric_text
 from app.storage.enums import RunStatus, SubmissionStatus
 
 baseline_app = typer.Typer(help="Hosted baseline systems on a running server.", no_args_is_help=True)
@@ -37,6 +38,15 @@ def phase_url(server: str, ref: tuple[str, str, str]) -> str:
 
     competition, task, phase = (quote(part, safe="") for part in ref)
     return f"{server.rstrip('/')}/api/v1/competitions/{competition}/tasks/{task}/phases/{phase}"
+
+
+def metric_formats(server: str, ref: tuple[str, str, str]) -> dict[str, str]:
+    """How the phase's metrics are shown (``app.cli.display``), from its leaderboard's description; none when
+    the server does not answer (the numbers are then shown as they are)."""
+    response = api_request("GET", f"{phase_url(server, ref)}/leaderboard")
+    if response.status_code != 200:
+        return {}
+    return formats_of(response.json().get("metrics", []))
 
 
 def api_request(method: str, url: str, *, attempts: int = 1, **kwargs: Any) -> Any:
@@ -133,8 +143,8 @@ def submit_command(
         sys.stdout.write(json.dumps(body, ensure_ascii=False) + "\n")
     else:
         typer.echo(f"submission {body['id']} to {'/'.join(ref)}: {body['status']}")
-        for name, value in (body.get("metrics") or {}).items():
-            typer.echo(f"  {name:<20} {value:.6f}")
+        for line in metric_lines(body.get("metrics") or {}, metric_formats(server, ref)):
+            typer.echo(line)
         if body.get("metrics_hidden"):
             typer.echo("  (the numbers stay hidden until the organizers reveal this phase)")
         if body.get("message"):
@@ -158,13 +168,13 @@ def leaderboard_command(
         sys.stdout.write(json.dumps(board, ensure_ascii=False) + "\n")
         return
     primary = board["primary_metric"]
-    typer.echo(f"{'/'.join(ref)}: ranked by {primary}")
+    shown_as = formats_of(board["metrics"]).get(primary, PERCENT)
+    typer.echo(f"{'/'.join(ref)}: ranked by {primary}{' (percent)' if shown_as == PERCENT else ''}")
     if board["hidden"] and not board["entries"]:
         typer.echo("  (hidden until the organizers reveal it)")
     for entry in board["entries"]:
         mark = " (baseline)" if entry["baseline"] else ""
-        value = entry["metrics"].get(primary)
-        shown = f"{100 * value:6.2f}" if isinstance(value, int | float) else "     -"
+        shown = f"{metric_text(entry['metrics'].get(primary), shown_as):>8}"
         system = f" [{entry['system']}]" if entry["system"] else ""
         typer.echo(f"  {entry['rank']:>3}  {shown}  {entry['team']}{system}{mark}")
 
@@ -268,18 +278,19 @@ def run_command(
         if polled.status_code != 200:
             fail_refused(polled, as_json)
         submission = polled.json()
-    _print_outcome(run, submission, as_json)
+    _print_outcome(server, run, submission, as_json)
 
 
-def _print_outcome(run: dict[str, Any], submission: dict[str, Any] | None, as_json: bool) -> None:
+def _print_outcome(server: str, run: dict[str, Any], submission: dict[str, Any] | None, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps({"run": run, "submission": submission}, ensure_ascii=False) + "\n")
     elif run["status"] == RunStatus.FAILED:
         typer.echo(f"the run failed:\n{run['error']}", err=True)
     elif submission is not None:
         typer.echo(f"submission {submission['id']}: {submission['status']}")
-        for metric, value in (submission.get("metrics") or {}).items():
-            typer.echo(f"  {metric:<20} {value:.6f}")
+        ref = (submission["competition"], submission["task"], submission["phase"])
+        for line in metric_lines(submission.get("metrics") or {}, metric_formats(server, ref)):
+            typer.echo(line)
         problem = (submission.get("organizer") or {}).get("message")
         if problem:
             typer.echo(f"  {problem}")

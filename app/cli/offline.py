@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from app.cli.common import fail, read_file
+from app.cli.display import metric_text
 
 if TYPE_CHECKING:
     from scorers import ScorerDescription
@@ -35,33 +36,35 @@ def load_options(path: Path | None) -> dict[str, Any]:
     return data
 
 
-def _percent(value: float) -> str:
-    return f"{100 * value:6.2f}"
-
-
 def format_report(report: dict[str, Any], described: ScorerDescription) -> str:
     """A readable report: the metrics with their meaning, then each breakdown as a table."""
     meanings = {m.name: m.meaning for m in described.metrics}
-    fractions = {m.name for m in described.metrics if m.fraction}
+    formats = {m.name: m.format for m in described.metrics}
     lines = [f"{report['scorer']} (version {report['version']})", ""]
     width = max(len(name) for name in report["metrics"])
-    for name, value in report["metrics"].items():
+    shown = {name: metric_text(value, formats.get(name, "number")) for name, value in report["metrics"].items()}
+    value_width = max(len(text) for text in shown.values())
+    for name in report["metrics"]:
         mark = "*" if name == described.primary_metric else " "
-        shown = f"({_percent(value).strip()} %)" if name in fractions else ""
-        lines.append(f"{mark} {name:<{width}}  {value:.6f}  {shown}  {meanings.get(name, '')}".rstrip())
+        lines.append(f"{mark} {name:<{width}}  {shown[name]:>{value_width}}  {meanings.get(name, '')}".rstrip())
     lines.append("")
-    lines.append("* primary metric")
+    lines.append("* primary metric; fractions in percent (--json gives them in [0, 1])")
     for dimension, rows in report["breakdown"].items():
         if not rows:
             continue
         metric_names = list(next(iter(rows.values())).keys())
         key_width = max(len(dimension), *(len(str(k)) for k in rows))
         lines.append("")
-        lines.append(f"By {dimension} (percent):")
-        header = f"  {dimension:<{key_width}}  " + "  ".join(f"{m:>{max(6, len(m))}}" for m in metric_names)
+        lines.append(f"By {dimension}:")
+        widths = [max(8, len(m)) for m in metric_names]
+        columns = zip(metric_names, widths, strict=True)
+        header = f"  {dimension:<{key_width}}  " + "  ".join(f"{m:>{w}}" for m, w in columns)
         lines.append(header)
         for key, metrics in rows.items():
-            cells = "  ".join(f"{_percent(metrics.get(m, 0.0)):>{max(6, len(m))}}" for m in metric_names)
+            cells = "  ".join(
+                f"{metric_text(metrics.get(m), formats.get(m, 'number')):>{w}}"
+                for m, w in zip(metric_names, widths, strict=True)
+            )
             lines.append(f"  {key!s:<{key_width}}  {cells}")
     return "\n".join(lines)
 

@@ -162,3 +162,25 @@ def test_a_bad_scorer_option_is_refused_by_key_path_and_a_risky_one_warned_of(db
     assert warned.stdout == "created competition ranked: 1 task(s), 1 phase(s)\n"
     assert warned.stderr.startswith("warning: tasks[0].scorer_options.complete_queries: neither complete_queries")
     assert "leave out its hardest queries" in warned.stderr
+
+
+def test_podium_score_shows_fractions_in_percent_and_other_numbers_as_they_are(tmp_path: Path) -> None:
+    gold = ROOT / "examples" / "regression" / "data" / "test.tsv"
+    shown = CliRunner().invoke(app, ["score", "--scorer", "regression", "--gold", str(gold), "--submission", str(gold)])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    assert any(line.split()[:3] == ["*", "pearson", "1.0000"] for line in lines)  # a correlation: a number
+    assert any(line.split()[:2] == ["mae", "0.0000"] for line in lines)
+    sv_gold = tmp_path / "gold.jsonl"
+    sv_gold.write_text('{"instance_id": "a", "valid_source": true}\n{"instance_id": "b", "valid_source": false}\n')
+    submission = tmp_path / "submission.json"
+    submission.write_text('{"a": 1, "b": 1}')
+    shown = CliRunner().invoke(
+        app, ["score", "--scorer", "famus-sv", "--gold", str(sv_gold), "--submission", str(submission)]
+    )
+    assert [line.split()[:3] for line in shown.stdout.splitlines()[2:6]] == [
+        ["accuracy", "50.00", "%"],
+        ["precision", "50.00", "%"],
+        ["recall", "100.00", "%"],
+        ["*", "f1", "66.67"],
+    ]

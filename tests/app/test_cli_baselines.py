@@ -118,7 +118,7 @@ def test_a_run_is_followed_to_its_scored_submission(server: str, db: Any) -> Non
         ).one()
     assert lines[0].startswith(f"baseline run {run_id} (test-labels-copy 2) on comp/labels/dev: ")
     assert any(line.endswith("copying the training labels") and line.startswith("  | ") for line in lines)
-    assert lines[-2:] == [f"submission {submission_id}: scored", "  accuracy             1.000000"]
+    assert lines[-2:] == [f"submission {submission_id}: scored", "  accuracy  100.00 %"]  # percent, like the pages
 
     as_json = json.loads(podium(*args, "--wait", "--json").stdout)
     assert (as_json["run"]["status"], as_json["run"]["options"]["steps"]) == ("succeeded", 3)

@@ -144,6 +144,13 @@ def test_a_submission_through_the_server_scores_as_offline(tmp_path: Path, serve
     # By hand: d1 (en) gold 1,0,1 vs 1,0,0: label 1 has P = 1/1, R = 1/2, F1 = 2/3; label 0 has
     # P = 1/2, R = 1/1, F1 = 2/3; macro F1 = 2/3. d2 (de) is its mirror image: 2/3. Mean: 2/3.
     assert expected["f1"] == pytest.approx(2 / 3)
+    # Read by people, every command shows the fractions in one unit, the pages' percent; --json keeps [0, 1].
+    shown = podium("leaderboard", *task, env=env).stdout.splitlines()
+    assert shown[0] == "e2e/detection/test: ranked by f1 (percent)"
+    assert shown[1].split() == ["1", "66.67", "%", "ada"]
+    score = ["score", "--scorer", "svident-detection", "--gold", str(tmp_path / "gold.tsv"), "--submission", str(run)]
+    report = podium(*score, env=env).stdout.splitlines()
+    assert any(line.split()[:4] == ["*", "f1", "66.67", "%"] for line in report)
 
     refused = podium_here("submit", *task, "--token", token, str(tmp_path / "gold.tsv"), env=env)
     assert refused.exit_code == 2

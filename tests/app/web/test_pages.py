@@ -396,3 +396,19 @@ def test_logins_are_throttled_per_user_name(db: Database, client: TestClient) ->
     assert "Too many failed logins for this user name. Try again in 15 minutes." in refused.text
     assert 890 <= int(refused.headers["retry-after"]) <= 900
     assert login(client, "olga").status_code == 303  # other accounts are not locked out
+
+
+def test_the_competition_page_phrases_the_limits_for_people(db: Database, client: TestClient) -> None:
+    phases = (
+        phase_spec("free"),
+        phase_spec("daily", daily_limit=3),
+        phase_spec("total", total_limit=10),
+        phase_spec("both", daily_limit=3, total_limit=10),
+    )
+    setup(db, phases=phases)
+    page = text(client.get("/c/comp"))
+    assert "Submissions per team: unlimited; files up to 50 MB" in page
+    assert "Submissions per team: up to 3 a day, no limit in all" in page
+    assert "Submissions per team: up to 10 in all, no daily limit" in page
+    assert "Submissions per team: up to 3 a day and 10 in all" in page
+    assert "Limits:" not in page
