@@ -297,7 +297,9 @@ def cancel_baseline(
         confirmed,
         question=f"Cancel baseline run {run_id} ({shown.title})?",
         details=[
-            "The run stops at its next check and writes no submission; what it computed so far is lost.",
+            "The run has not started; it is cancelled at once."
+            if shown.status == RunStatus.QUEUED
+            else "The run stops at its next check and writes no submission; what it computed so far is lost.",
             "Running the baseline again starts from the beginning.",
         ],
         button="Yes, cancel the run",
