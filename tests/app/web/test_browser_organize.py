@@ -141,7 +141,7 @@ def test_organize_is_reached_from_the_competition_page_and_a_phase_is_edited(ser
 
     page.goto(f"{server}/c/edits")
     facts = page.locator("article.phase .facts")
-    expect(facts).to_contain_text("3 per day")
+    expect(facts).to_contain_text("up to 3 a day")
     expect(facts).to_contain_text("2031-06-30 12:00 UTC")
     expect(page.locator("article.phase")).to_contain_text("results hidden")
     page.close()
