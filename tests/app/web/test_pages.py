@@ -87,7 +87,7 @@ def test_home_and_competition_pages_show_tasks_phases_deadlines_and_downloads(db
     assert 'href="/api/v1/competitions/comp/tasks/labels/files/train.json"' in page.text
     assert 'href="/api/v1/competitions/comp/tasks/labels/phases/dev/files/inputs.txt"' in page.text
     assert "secret-resource.bin" not in page.text  # organizer-only resources are not offered
-    assert "2 per day" in text(page)
+    assert "Submissions per team: up to 2 a day, no limit in all" in text(page)
 
 
 def test_the_leaderboard_is_public_with_percentages_arrows_and_links(db: Database, client: TestClient) -> None:
