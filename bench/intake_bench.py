@@ -10,10 +10,13 @@ and waits until every submission is scored. It prints
 * the p50 and p99 time from sending an upload to its submission being ``scored`` (the server's
   ``finished_at``; client and server share one clock).
 
+Before the burst, ``--idle M`` uploads are sent one at a time to the idle server, each only once the one before
+it is scored: their p50 and p99 are what one participant waits for when nobody else uploads (the row "idle").
+
 The default submission is an SV-Ident detection run (a label for each sentence of ``svident/val.tsv``
 under the shared data folder, 80 % of them right), or on the example data when that is missing.
 
-    .venv/bin/python bench/intake_bench.py [-n 50] [--workers 2] [--postgres postgresql+psycopg://postgres@127.0.0.1/podium]
+    .venv/bin/python bench/intake_bench.py [-n 50] [--idle 20] [--workers 2] [--postgres postgresql+psycopg://postgres@127.0.0.1/podium]
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ PASSWORD = "bench password"
 @dataclass(frozen=True)
 class Result:
     backend: str
+    mode: str
     uploads: int
     accepted: int
     refused: int
@@ -142,14 +146,71 @@ def server(url: str, workers: int) -> Iterator[str]:
         process.wait(30)
 
 
-def run(backend: str, url: str, n: int, workers: int, gold: bytes) -> Result:
-    tokens = prepare(url, gold, n)
+def finished_at(database: Database, submission_id: int, timeout: float = 120.0) -> float | None:
+    """When the submission was scored (the server's clock), polled every 5 ms; None if it failed or took too long."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with database.session(read_only=True) as session:
+            row = session.execute(
+                select(Submission.status, Submission.finished_at).where(Submission.id == submission_id)
+            ).one()
+        if row.status == "scored":
+            return float(row.finished_at.timestamp())
+        if row.status == "failed":
+            return None
+        time.sleep(0.005)
+    return None
+
+
+def idle_uploads(backend: str, base: str, url: str, token: str, data: bytes, m: int) -> Result:
+    """``m`` uploads, each sent once the one before it is scored: the wait of one participant on an idle server."""
+    target = f"{base}/api/v1/competitions/bench/tasks/detection/phases/test/submissions"
+    database = Database(url)
+    latencies, accepted, failed = [], 0, 0
+    with httpx.Client(timeout=300) as client:
+        for _ in range(m):
+            start = time.time()
+            response = client.post(
+                target, headers={"Authorization": f"Bearer {token}"}, files={"file": ("run.json", data)}
+            )
+            if response.status_code != 202:
+                continue
+            accepted += 1
+            finished = finished_at(database, response.json()["id"])
+            if finished is None:
+                failed += 1
+            else:
+                latencies.append(finished - start)
+    database.dispose()
+    return Result(
+        backend=backend,
+        mode="idle",
+        uploads=m,
+        accepted=accepted,
+        refused=m - accepted,
+        failed=failed,
+        accepted_per_s=float("nan"),
+        p50_s=percentile(latencies, 0.5),
+        p99_s=percentile(latencies, 0.99),
+    )
+
+
+def run(backend: str, url: str, n: int, workers: int, gold: bytes, idle: int = 0) -> list[Result]:
+    tokens = prepare(url, gold, n + 1)
     data = submission_for(gold)
     sent: dict[int, float] = {}
     answers: list[tuple[float, int, int | None]] = []
     lock = threading.Lock()
     barrier = threading.Barrier(n)
+    results = []
     with server(url, workers) as base:
+        if idle:
+            results.append(idle_uploads(backend, base, url, tokens.pop(), data, idle))
+            with Database(url).session() as session:  # the burst is timed on its own submissions
+                sent_before = {row for (row,) in session.execute(select(Submission.id))}
+        else:
+            sent_before = set()
+            tokens.pop()
         target = f"{base}/api/v1/competitions/bench/tasks/detection/phases/test/submissions"
 
         def upload(token: str) -> None:
@@ -177,22 +238,27 @@ def run(backend: str, url: str, n: int, workers: int, gold: bytes) -> Result:
         while True:
             with database.session(read_only=True) as session:
                 rows = session.execute(select(Submission.id, Submission.status, Submission.finished_at)).all()
+            rows = [row for row in rows if row[0] not in sent_before]
             if all(status in ("scored", "failed") for _, status, _ in rows) or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
         database.dispose()
     latencies = [finished.timestamp() - sent[i] for i, status, finished in rows if status == "scored"]
     accepted = len(sent)
-    return Result(
-        backend=backend,
-        uploads=n,
-        accepted=accepted,
-        refused=n - accepted,
-        failed=sum(1 for _, status, _ in rows if status != "scored"),
-        accepted_per_s=accepted / (last - first) if last > first else float("nan"),
-        p50_s=percentile(latencies, 0.5),
-        p99_s=percentile(latencies, 0.99),
+    results.append(
+        Result(
+            backend=backend,
+            mode=f"burst of {n}",
+            uploads=n,
+            accepted=accepted,
+            refused=n - accepted,
+            failed=sum(1 for _, status, _ in rows if status != "scored"),
+            accepted_per_s=accepted / (last - first) if last > first else float("nan"),
+            p50_s=percentile(latencies, 0.5),
+            p99_s=percentile(latencies, 0.99),
+        )
     )
+    return results
 
 
 def postgres_database(server_url: str) -> AbstractContextManager[str]:
@@ -204,12 +270,13 @@ def render(results: list[Result], n: int, workers: int, gold_name: str, size: in
         f"{n} concurrent uploads of a {size / 1024:.0f} KB svident-detection run ({gold_name}); "
         f"{workers} scoring threads; {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}",
         "",
-        "| database | uploads | accepted | failed | accepted/s | upload to scored p50 | p99 |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| database | mode | uploads | accepted | failed | accepted/s | upload to scored p50 | p99 |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
+        rate = "" if r.accepted_per_s != r.accepted_per_s else f"{r.accepted_per_s:.1f}"  # NaN for one at a time
         lines.append(
-            f"| {r.backend} | {r.uploads} | {r.accepted} | {r.failed} | {r.accepted_per_s:.1f} "
+            f"| {r.backend} | {r.mode} | {r.uploads} | {r.accepted} | {r.failed} | {rate} "
             f"| {r.p50_s:.2f} s | {r.p99_s:.2f} s |"
         )
     return "\n".join(lines)
@@ -218,6 +285,7 @@ def render(results: list[Result], n: int, workers: int, gold_name: str, size: in
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=50, help="concurrent uploads (one user each)")
+    parser.add_argument("--idle", type=int, default=20, help="uploads sent one at a time before the burst (0: none)")
     parser.add_argument("--workers", type=int, default=2, help="threads of the server's scoring pool")
     parser.add_argument("--postgres", help="a PostgreSQL server URL; a fresh database is made there")
     parser.add_argument("--gold", type=Path, help="an SV-Ident TSV (default: the shared val.tsv)")
@@ -226,10 +294,10 @@ def main() -> None:
     gold = gold_path.read_bytes()
     results = []
     with tempfile.TemporaryDirectory(prefix="podium-bench-") as tmp:
-        results.append(run("SQLite", f"sqlite:///{tmp}/podium.sqlite3", args.n, args.workers, gold))
+        results += run("SQLite", f"sqlite:///{tmp}/podium.sqlite3", args.n, args.workers, gold, args.idle)
     if args.postgres:
         with postgres_database(args.postgres) as url:
-            results.append(run("PostgreSQL", url, args.n, args.workers, gold))
+            results += run("PostgreSQL", url, args.n, args.workers, gold, args.idle)
     print(render(results, args.n, args.workers, gold_path.name, len(submission_for(gold))))
 
 

@@ -3,9 +3,11 @@
 For each scorer and scale, in fresh processes (so that a peak is that run's own): the baseline (reading
 both files and parsing them with ``json.loads`` or a tab-mode CSV reader, nothing else), the scorer's
 ``parse_gold`` + ``parse_submission`` and ``compute``, the process's peak resident memory, and the whole
-``podium score --json`` command next to the official wall time of PERFORMANCE.md. The inputs are made by
-``bench.score_inputs`` in a temporary folder. A scale whose estimated memory does not fit what the machine
-has free is skipped with the reason, and a run that fails is reported, never raised.
+``podium score --json`` command, paired in every round with the parsing floor as a whole process (Python, orjson,
+reading and parsing both files: ``FLOOR``), their wall times and the median of the per-round ratios; and
+PERFORMANCE.md's recorded wall time of the official code, which was not run here ("vs recorded anchor").
+The inputs are made by ``bench.score_inputs`` in a temporary folder. A scale whose estimated memory does not fit
+what the machine has free is skipped with the reason, and a run that fails is reported, never raised.
 
     .venv/bin/python bench/score_bench.py [--scales 1,10,100] [--scorers a,b] [--repeat N] [--markdown]
         [--clock wall|cpu] [--profile N] [--workdir DIR]
@@ -111,6 +113,26 @@ def _elapsed(marks: Sequence[dict[str, float]], steps: Sequence[str]) -> dict[st
 #: The reference parses: the standard library's json, the same with the garbage collector off (how much of
 #: a plain parse is the collector), and orjson (what a faster parser gives). Each runs in its own process.
 PARSERS = ("json", "nogc", "orjson")
+
+
+#: The parsing floor as a whole process, run beside ``podium score`` in the same round: start Python, import orjson,
+#: read both files and parse them (JSON and JSON Lines with orjson, TSV with the csv module, TREC files split on
+#: white space), nothing else. The same interpreter and site as ``podium score``.
+FLOOR = """
+import csv, io, sys
+import orjson
+for name in sys.argv[1:]:
+    data = open(name, "rb").read()
+    if name.endswith(".txt"):
+        parsed = [line.split() for line in data.splitlines()]
+    elif name.endswith(".tsv"):
+        parsed = list(csv.reader(io.StringIO(data.decode("utf-8"), newline=""), delimiter="\t", quotechar='"'))
+    elif name.endswith(".jsonl"):
+        parsed = [orjson.loads(line) for line in data.splitlines() if line.strip()]
+    else:
+        parsed = orjson.loads(data)
+print("{}")
+"""
 
 
 def child_baseline(gold: Path, submission: Path, parser: str) -> dict[str, Any]:
@@ -248,6 +270,8 @@ class Bench:
         commands = {
             **{f"baseline_{p}": [*self.me, "--child", "baseline", "--parser", p, *files] for p in PARSERS},
             "scorer": [*self.me, "--child", "scorer", "--scorers", name, *files],
+            # The floor and podium score run back to back in every round, so that each pair shares the machine's load.
+            "floor": [sys.executable, "-c", FLOOR, str(gold), str(submission)],
             "podium": [str(self.podium), "score", "--scorer", name, *files, "--json"],
         }
         out, limit = gold.parent / "stdout.json", max(free, need)
@@ -263,12 +287,15 @@ class Bench:
                     measure.skipped = f"the {step} run failed: {failure(run)}"
                     self.log(f"  {scale}x: {measure.skipped}")
                     return measure
+                if step == "floor":
+                    result = {"wall:floor": run.wall, "cpu:floor": run.cpu}
                 if step == "podium":
                     primary = scorer_class(name).primary_metric
                     result = {
                         "wall:podium": run.wall,
                         "cpu:podium": run.cpu,
                         "podium_primary": result["metrics"][primary],
+                        "paired_wall": run.wall / runs["wall:floor"][-1],
                     }
                 # A child of ours reports its own high-water mark: the kernel's figure for a forked child also
                 # counts this process's pages, resident in the child until it starts its program.
@@ -298,6 +325,9 @@ class Bench:
         measure.parse_s = median[f"{clock}:parse_gold"] + median[f"{clock}:parse_submission"]
         measure.compute_s = median[f"{clock}:compute"]
         measure.podium_s = median[f"{clock}:podium"]
+        measure.floor_wall_s = median["wall:floor"]
+        measure.podium_wall_s = median["wall:podium"]
+        measure.paired_ratio = median["paired_wall"]
         measure.peak_bytes = int(max(runs["scorer_peak"]))
         measure.baseline_peak_bytes = int(max(runs["baseline_json_peak"]))
         measure.podium_peak_bytes = int(max(runs["podium_peak"]))

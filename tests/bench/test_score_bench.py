@@ -40,7 +40,7 @@ def test_verdict_names_each_target_met_or_missed() -> None:
     assert "linear MISSED (9.0x, 14.4x)" in text
     assert "within 3x of parsing at 100x MISSED (3.25x)" in text
     assert "memory at 100x met (1.50x the input)" in text
-    assert "10x faster than official at 100x met (16.3x)" in text
+    assert "10x faster than the recorded anchor at 100x met (16.3x)" in text
 
 
 def test_skipped_scale_shows_dashes_and_its_reason() -> None:
@@ -106,3 +106,11 @@ def test_a_child_that_prints_its_result_reports_time_and_peak(tmp_path: Path) ->
 def test_failure_names_a_kill_by_signal() -> None:
     assert failure(ChildRun(-9, 1.0, 1.0, 0, "")) == "killed by signal 9 (out of memory?)"
     assert failure(ChildRun(2, 1.0, 1.0, 0, "Traceback\nValueError: bad\n")) == "exit code 2: ValueError: bad"
+
+
+def test_verdict_holds_podium_score_to_the_paired_floor() -> None:
+    top = measure(10, 2.0, baseline_s=1.0, podium_s=3.0, paired_ratio=1.62)
+    assert "within 1.5x of the floor at 10x MISSED (1.62x)" in verdict([top])
+    top.paired_ratio = 1.2
+    assert "within 1.5x of the floor at 10x met (1.20x)" in verdict([top])
+    assert "| 1.20x |" in render([top], markdown=True)

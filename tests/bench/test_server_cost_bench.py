@@ -1,0 +1,25 @@
+"""The server cost benchmark runs the real upload and scoring services on a fresh database and scores every upload."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.server_cost_bench import generic_inputs, main
+from scorers import get_scorer
+
+
+@pytest.mark.parametrize("scorer", ["classification", "regression"])
+def test_generated_generic_inputs_are_accepted_and_scored(scorer: str) -> None:
+    inputs = generic_inputs(scorer, rows=50)
+    report = get_scorer(scorer, inputs.options).score(inputs.gold, inputs.submission)
+    assert 0.0 < report.metrics[get_scorer(scorer, inputs.options).primary_metric] < 1.0
+
+
+def test_every_measured_upload_is_scored(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--scorers", "classification,regression", "--repeat", "2", "--markdown"]) == 0
+    table = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert table[0].startswith("| scorer | submission KB | upload ms | job ms | upload + job ms |")
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in table[1:]}
+    assert set(rows) == {"classification", "regression"}
+    # the warm-up upload and the two measured ones, all scored
+    assert all(line.rstrip(" |").endswith("3/3") for line in rows.values())
