@@ -21,9 +21,12 @@ import pytest
 import yaml
 from sqlalchemy.orm import Session
 
+from app.services.accounts import teams
+from app.services.accounts.users import find_user
 from app.services.competitions import participation
 from app.services.competitions.catalog import get_competition, get_phase
-from app.storage.models import BaselineRun, RunStatus, User
+from app.storage.blobs import put_blob
+from app.storage.models import BaselineRun, RunStatus, Submission, SubmissionStatus, User
 from app.storage.types import utcnow
 from tests.app.builders import bundle_file, make_competition, make_user, phase_spec
 from tests.app.web.browser import BROWSER_TEST, live_server, log_in, open_browser
@@ -63,6 +66,7 @@ def _seed(session: Session) -> None:
         participation.request_participation(session, users[name], people)
     participation.approve_participant(session, _olga(session), people, "bob")
     _competition(session, "secret", visibility="hidden")
+    _crowded(session)
     _competition(session, "runs")
     phase = get_phase(session, "runs", "labels", "dev")
     # A run another worker holds (its lease far ahead, so no sweeper takes it), and one that failed.
@@ -89,9 +93,33 @@ def _seed(session: Session) -> None:
     )
 
 
-def _olga(session: Session) -> User:
-    from app.services.accounts.users import find_user
+def _crowded(session: Session) -> None:
+    """A phase whose submission has a long team name, a long method name and a long platform error."""
+    _competition(session, "crowded")
+    ada = find_user(session, "ada")
+    assert ada is not None
+    team = teams.create_team(session, ada, get_competition(session, "crowded"), "The " + "very " * 14 + "long team")
+    data = json.dumps({"i1": 1, "i2": 0}).encode()
+    blob = put_blob(session, data)
+    traceback = "\n".join(f'  File "/srv/podium/scorers/deep/module_{i}.py", line {i}, in f{i}' for i in range(30))
+    session.add(
+        Submission(
+            phase_id=get_phase(session, "crowded", "labels", "dev").id,
+            team_id=team.id,
+            user_id=ada.id,
+            blob_id=blob.id,
+            sha256=blob.sha256,
+            size=len(data),
+            original_name="run.json",
+            method_name="an ensemble of " + "seven " * 30 + "systems",
+            status=SubmissionStatus.FAILED,
+            organizer_message="Traceback (most recent call last):\n" + traceback + "\nRuntimeError: " + "x" * 300,
+            participant_message="a problem on our side",
+        )
+    )
 
+
+def _olga(session: Session) -> User:
     olga = find_user(session, "olga")
     assert olga is not None
     return olga
@@ -301,4 +329,23 @@ def test_the_log_stays_inside_the_screen_on_a_phone(server: str, browser: Browse
     assert box is not None
     assert box["x"] >= 0 and box["x"] + box["width"] <= 400, box  # it scrolls inside, the page does not
     assert page.evaluate("document.documentElement.scrollWidth") <= 400
+    page.close()
+
+
+@pytest.mark.parametrize("width", [1400, 400])
+def test_the_submissions_actions_stay_in_sight(server: str, browser: Browser, width: int) -> None:
+    from playwright.sync_api import expect
+
+    page = log_in(browser, server, "olga", width=width)
+    page.goto(f"{server}/c/crowded/labels/dev/organize")
+    row = page.locator("table.organizer-submissions tbody tr")
+    expect(row).to_have_count(1)
+    row.locator("details summary").click()  # the long error, open
+    button = row.get_by_role("button", name="Rescore")
+    box, frame = button.bounding_box(), page.get_by_role("region", name="Submissions").bounding_box()
+    assert box is not None and frame is not None
+    # Without scrolling the table or the page sideways, the button is whole inside the table's box.
+    assert frame["x"] <= box["x"] and box["x"] + box["width"] <= frame["x"] + frame["width"] <= width, (box, frame)
+    if width == 1400:  # the whole table fits: nothing hides behind a sideways scroll
+        assert page.get_by_role("region", name="Submissions").evaluate("el => el.scrollWidth <= el.clientWidth")
     page.close()
