@@ -22,7 +22,7 @@ from app.services.accounts import users
 from app.storage.db import Database
 from leaderboard.exports import UNCERTAINTY_FIELDS
 from tests.app.builders import bundle_file, make_competition, make_user, phase_spec
-from tests.app.web.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.app.web.browser import CHROMIUM, open_browser
 from tests.security.live_server import TIMEOUT, LiveServer, serve
 from tests.security.seed_examples import example, seed_scorers
 
@@ -274,36 +274,32 @@ def test_a_phase_with_intervals_off_shows_none(live: Setup) -> None:
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
 def test_the_page_draws_a_whisker_per_entry_and_the_groups(live: Setup) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     refs = [example(name).ref for name in seed_scorers()] + [(*EXTRA, "off")]
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page()
-            for ref in refs:
-                board = live.board(ref)
-                page.goto(live.page(ref))
-                rows = page.locator("table.board tbody tr")
-                expect(rows).to_have_count(2)
-                if not board["intervals"]:
-                    expect(page.locator(".whisker")).to_have_count(0)
-                    expect(page.locator(".uncertainty-note")).to_have_count(0)
-                    continue
-                for row, entry in zip(rows.all(), board["entries"], strict=True):
-                    whisker = row.locator(".whisker")
-                    expect(whisker).to_have_count(1)
-                    expect(whisker.locator("svg line")).to_have_count(3)
-                    title = whisker.get_attribute("title") or ""
-                    assert title.startswith("95% interval") and f"{entry['interval']['units']} units" in title
-                    expect(row.locator("td.group")).to_have_text(str(entry["tied_group"]))
-                    # The whisker is drawn: it has a width on the page.
-                    box = whisker.locator("svg").bounding_box()
-                    assert box is not None and box["width"] > 50
-                separated = page.locator("table.board tbody tr.group-start")
-                expect(separated).to_have_count(len({e["tied_group"] for e in board["entries"]}) - 1)
-                note = page.locator(".uncertainty-note")
-                expect(note).to_be_visible()
-                expect(note.locator(".few-units")).to_have_count(1 if board["few_units"] else 0)
-        finally:
-            browser.close()
+    with open_browser() as browser:
+        page = browser.new_page()
+        for ref in refs:
+            board = live.board(ref)
+            page.goto(live.page(ref))
+            rows = page.locator("table.board tbody tr")
+            expect(rows).to_have_count(2)
+            if not board["intervals"]:
+                expect(page.locator(".whisker")).to_have_count(0)
+                expect(page.locator(".uncertainty-note")).to_have_count(0)
+                continue
+            for row, entry in zip(rows.all(), board["entries"], strict=True):
+                whisker = row.locator(".whisker")
+                expect(whisker).to_have_count(1)
+                expect(whisker.locator("svg line")).to_have_count(3)
+                title = whisker.get_attribute("title") or ""
+                assert title.startswith("95% interval") and f"{entry['interval']['units']} units" in title
+                expect(row.locator("td.group")).to_have_text(str(entry["tied_group"]))
+                # The whisker is drawn: it has a width on the page.
+                box = whisker.locator("svg").bounding_box()
+                assert box is not None and box["width"] > 50
+            separated = page.locator("table.board tbody tr.group-start")
+            expect(separated).to_have_count(len({e["tied_group"] for e in board["entries"]}) - 1)
+            note = page.locator(".uncertainty-note")
+            expect(note).to_be_visible()
+            expect(note.locator(".few-units")).to_have_count(1 if board["few_units"] else 0)
