@@ -86,6 +86,9 @@ class Baseline(ABC):
     scorers: ClassVar[tuple[str, ...]]
     #: True when the system runs a neural model and should go to a GPU worker when there is one.
     wants_gpu: ClassVar[bool] = False
+    #: What the system reads besides the phase's inputs: ``training`` (the task's training files) and/or
+    #: ``resources`` (organizer-only files); a task without them is no place to run it (``podium demo`` skips it).
+    needs: ClassVar[tuple[str, ...]] = ("training",)
     options: ClassVar[tuple[OptionSpec, ...]] = ()
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:

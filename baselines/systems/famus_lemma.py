@@ -50,6 +50,7 @@ class FamusLemma(Baseline):
         "of the source (FAMuS's lemma baseline, with simplemma lemmas instead of WordNet's)."
     )
     scorers = ("famus-sv",)
+    needs = ()
 
     def produce(self, inputs: BaselineInputs, context: RunContext) -> bytes:
         pairs = read_source_pairs(inputs.inputs)

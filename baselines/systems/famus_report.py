@@ -42,6 +42,7 @@ class FamusReport(Baseline):
         "Needs the report-side gold as an organizer resource; meant for the source task."
     )
     scorers = ("famus-cdae",)
+    needs = ("resources",)
     options = (
         OptionSpec("report_gold", "", "name of the resource holding the report gold (empty: the only IterX file)"),
     )

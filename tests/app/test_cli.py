@@ -12,8 +12,10 @@ from typer.testing import CliRunner, Result
 
 from app.cli import app
 from app.services.accounts import users
+from app.services.boards.snapshot import compute_snapshot
+from app.services.competitions import catalog
 from app.storage.db import Database
-from app.storage.models import Competition, CompetitionOrganizer
+from app.storage.models import BaselineRun, Competition, CompetitionOrganizer
 from tests.conftest import ROOT
 
 
@@ -83,6 +85,32 @@ def test_demo_is_idempotent_and_its_credentials_work(db: Database) -> None:
         assert len(session.scalars(select(CompetitionOrganizer)).all()) == 7
         trec = session.scalar(select(Competition).where(Competition.slug == "trec-example"))
         assert trec is not None and [task.scorer for task in trec.tasks] == ["trec"]
+
+
+def test_demo_runs_the_fast_hosted_baselines_once_so_the_boards_have_baseline_rows(db: Database) -> None:
+    skipped = run(db, "demo", "--no-baselines")
+    assert skipped.exit_code == 0 and "Hosted baselines" not in skipped.stdout
+    with db.session() as session:
+        assert session.scalar(select(BaselineRun)) is None
+    first = run(db, "demo")
+    assert first.exit_code == 0, first.stderr
+    ran = re.findall(r"^  (\S+/\S+/\S+) +(\S+) +(\S+)$", first.stdout, re.MULTILINE)
+    expected = {
+        ("svident/detection/test", "svident-tfidf-lr"),
+        ("svident/disambiguation/test", "svident-bm25"),
+        ("scier/ere/dev", "scier-gazetteer"),
+        ("famus/sv/test", "famus-sv-lemma"),
+        ("famus/cdae-source/test", "famus-cdae-report"),  # the one task with the report gold as a resource
+    }
+    assert expected <= {(phase, system) for phase, system, _ in ran}
+    assert {status for _, _, status in ran} == {"succeeded"}
+    assert not [system for _, system, _ in ran if "minilm" in system]  # the GPU ones need torch: not here
+    with db.session() as session:
+        snapshot = compute_snapshot(session, catalog.get_phase(session, "svident", "detection", "test"), "public", 0)
+        (entry,) = snapshot.entries
+        assert entry.candidate.baseline and entry.candidate.team == "svident-tfidf-lr"
+    again = run(db, "demo")
+    assert again.exit_code == 0 and "Hosted baselines" not in again.stdout  # once per phase
 
 
 def test_db_upgrade_reports_the_revision(db: Database) -> None:

@@ -6,6 +6,12 @@ example of each generic scorer (``trec``, ``classification``, ``regression``: in
 in the bundle) and the invitational example (approval, hidden phase) are always added. A competition
 that exists already is left as it is. The demo accounts get fresh passwords and tokens on every run, so that the printed
 credentials always work.
+
+With ``baselines``, every phase of these competitions also gets one run of each fast hosted baseline that
+serves its scorer (those that need no GPU: TF-IDF, BM25, gazetteer, lemma, report), queued once (a phase
+that has a run of that system, whatever its outcome, gets none again), so that the first leaderboards a
+newcomer sees have marked baseline rows. The runs are ordinary queued jobs: ``podium demo`` runs them
+before it returns, or the server's pool resumes them.
 """
 
 from __future__ import annotations
@@ -19,9 +25,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.services.accounts import users
+from app.services.baselines import runs
 from app.services.bundles.loader import BUNDLE_FILE, load_bundle
 from app.services.competitions import catalog
-from app.storage.models import Competition, CompetitionOrganizer, User
+from app.storage.models import BaselineRun, Competition, CompetitionOrganizer, Task, TaskFileKind, User
+from baselines import baselines_for
 
 SEED = ("svident", "scier", "famus")
 #: The examples of the scorers an organizer configures in the bundle, then the invitational example.
@@ -38,10 +46,19 @@ class Account:
     token: str
 
 
+@dataclass(frozen=True)
+class QueuedRun:
+    id: int
+    #: ``competition/task/phase``
+    phase: str
+    baseline: str
+
+
 @dataclass
 class DemoReport:
     competitions: list[tuple[str, bool]] = field(default_factory=list)
     accounts: list[Account] = field(default_factory=list)
+    baseline_runs: list[QueuedRun] = field(default_factory=list)
 
 
 def _account(session: Session, name: str, *, organizer: bool) -> tuple[User, str]:
@@ -75,8 +92,34 @@ def bundles(examples: Path, data_dir: Path | None) -> list[Path]:
     return chosen
 
 
-def seed(session: Session, examples: Path, data_dir: Path | None) -> DemoReport:
-    """Create what is missing; raises ``BundleError`` for a bundle that does not load."""
+def fast_baselines(task: Task) -> list[str]:
+    """The hosted baselines for the task's scorer that need no GPU (no torch) and find what they read in it
+    (training files, organizer resources), by name."""
+    has = {"training": TaskFileKind.TRAINING, "resources": TaskFileKind.RESOURCE}
+    kinds = {file.kind for file in task.files}
+    return [
+        cls.name
+        for cls in baselines_for(task.scorer)
+        if not cls.wants_gpu and all(has[need] in kinds for need in cls.needs)
+    ]
+
+
+def _queue_baselines(session: Session, organizer: User, competition: Competition) -> list[QueuedRun]:
+    """One run of each fast baseline on each phase of ``competition`` that never had one of that system."""
+    queued = []
+    for task in competition.tasks:
+        for phase in task.phases:
+            ran = set(session.scalars(select(BaselineRun.baseline).where(BaselineRun.phase_id == phase.id)))
+            for name in fast_baselines(task):
+                if name not in ran:
+                    run = runs.start_run(session, organizer, phase, name)
+                    queued.append(QueuedRun(run.id, f"{competition.slug}/{task.slug}/{phase.slug}", name))
+    return queued
+
+
+def seed(session: Session, examples: Path, data_dir: Path | None, *, baselines: bool = False) -> DemoReport:
+    """Create what is missing (with ``baselines``, queue the fast baselines' runs); raises ``BundleError`` for a
+    bundle that does not load."""
     report = DemoReport()
     organizer, organizer_password = _account(session, "demo-organizer", organizer=True)
     participant, participant_password = _account(session, "demo-participant", organizer=False)
@@ -89,7 +132,10 @@ def seed(session: Session, examples: Path, data_dir: Path | None) -> DemoReport:
             competition, created = catalog.create_competition(session, spec, creator=organizer, if_exists="skip")
         if session.get(CompetitionOrganizer, (competition.id, organizer.id)) is None:
             session.add(CompetitionOrganizer(competition_id=competition.id, user_id=organizer.id))
+            session.flush()
         report.competitions.append((competition.slug, created))
+        if baselines:
+            report.baseline_runs += _queue_baselines(session, organizer, competition)
     for role, user, password in (
         ("organizer", organizer, organizer_password),
         ("participant", participant, participant_password),
