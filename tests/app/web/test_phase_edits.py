@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from app.storage.db import Database
 from app.storage.types import utcnow
 from tests.app.builders import HALF, phase_spec, utc
-from tests.app.web.test_api import PHASE, auth, setup, upload
+from tests.app.web.test_api import PHASE, auth, entries, setup, upload, wait
 from tests.app.web.test_pages import BOARD, login, text, token
 
 
@@ -54,6 +54,20 @@ def test_closing_a_phase_by_its_window_stops_submissions(db: Database, client: T
     assert (refused.status_code, refused.json()["error"]) == (409, "phase_closed")
     assert client.patch(PHASE, headers=olga, json={"ends_at": None}).json()["state"] == "open"
     assert upload(client, ada, HALF).status_code == 202
+
+
+def test_hiding_a_public_phase_takes_its_numbers_off_the_cached_board_at_once(db: Database, client: TestClient) -> None:
+    setup(db)
+    olga, ada = auth(db, "olga"), auth(db, "ada")
+    assert upload(client, ada, HALF).status_code == 202
+    wait(client)
+    assert entries(client) == [(1, "ada", 0.5)]  # the public board, now cached
+    assert client.patch(PHASE, headers=olga, json={"visibility": "hidden"}).status_code == 200
+    board = client.get(f"{PHASE}/leaderboard").json()
+    assert (board["hidden"], board["entries"]) == (True, [])
+    assert entries(client, olga) == [(1, "ada", 0.5)]  # organizers still see it
+    assert client.patch(PHASE, headers=olga, json={"visibility": "public"}).status_code == 200
+    assert entries(client) == [(1, "ada", 0.5)]
 
 
 def test_bad_values_are_refused_by_field_and_change_nothing(db: Database, client: TestClient) -> None:
