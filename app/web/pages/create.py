@@ -1,8 +1,11 @@
 """Putting a competition online from the pages: the bundle (a zip of its folder, or its YAML alone)
 uploaded through a form, read by the same loader as ``POST /api/v1/competitions`` and ``podium
-competition create``, with every problem shown beside the form under its key path."""
+competition create``, with every problem shown beside the form under its key path, and what loads but
+is probably a mistake (a scorer's warnings) shown after it."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
@@ -61,7 +64,21 @@ async def create_competition(request: Request, state: StateDep, session: Session
     except ServiceError as exc:  # the bundle's problems (by key path), a taken slug, a file too large
         return await run_in_threadpool(_refused, request, session, viewer, exc)
     sessions.flash(request, f"The competition {spec.title} is online; you are one of its organizers.")
+    _flash_warnings(request, spec.warnings)
     return redirect(urls.competition(slug))
+
+
+#: Warnings shown one by one after the upload (the session keeps five messages; one is the success).
+SHOWN_WARNINGS = 3
+
+
+def _flash_warnings(request: Request, warnings: Sequence[tuple[str, str]]) -> None:
+    """What loaded but is probably a mistake, each under its key path, as the API's ``warnings`` say."""
+    for key, message in warnings[:SHOWN_WARNINGS]:
+        sessions.flash(request, f"Warning: {key}: {message}" if key else f"Warning: {message}", "warning")
+    if len(warnings) > SHOWN_WARNINGS:
+        more = len(warnings) - SHOWN_WARNINGS
+        sessions.flash(request, f"… and {more} more warning(s): POST /api/v1/competitions lists them all.", "warning")
 
 
 def _refused(request: Request, session: Session, viewer: User, error: ServiceError) -> Response:

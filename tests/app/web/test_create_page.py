@@ -4,6 +4,7 @@ under its key path beside the form, nothing kept of a refused bundle."""
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 
 import yaml
@@ -12,7 +13,7 @@ from fastapi.testclient import TestClient
 from app.storage.db import Database
 from app.storage.models import Competition
 from tests.app.builders import GOLD, as_bytes
-from tests.app.web.test_api import bundle_zip
+from tests.app.web.test_api import bundle_zip, trec_bundle
 from tests.app.web.test_pages import login, setup, text, token
 
 
@@ -83,3 +84,13 @@ def test_participants_cannot_create_competitions(db: Database, client: TestClien
         assert session.query(Competition).filter_by(slug="uploaded").count() == 0
     client.cookies.clear()
     assert client.get("/competitions/new", follow_redirects=False).status_code == 303  # to the login form
+
+
+def test_a_scorers_warnings_are_shown_after_the_upload(db: Database, client: TestClient) -> None:
+    setup(db)
+    login(client, "olga")
+    created = post_bundle(client, "bundle.zip", trec_bundle({"measures": ["map", "P_10"]}), token(client.get("/")))
+    assert str(created.url).endswith("/c/ranked")
+    warnings = re.findall(r'<p class="flash warning" role="status">([^<]*)</p>', created.text)
+    assert len(warnings) == 1
+    assert warnings[0].startswith("Warning: tasks[0].scorer_options")
