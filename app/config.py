@@ -87,6 +87,10 @@ class Settings(BaseSettings):
         default=True, description="Whether anyone may create an account (`POST /api/v1/users`)."
     )
     gold_cache_size: int = Field(default=8, ge=0, description="Parsed gold files kept in memory per process.")
+    public_url: str = Field(
+        default="http://127.0.0.1:8000",
+        description="The server's address as people reach it; `podium user reset-link` builds its links on it.",
+    )
 
     @property
     def plugin_modules(self) -> tuple[str, ...]:

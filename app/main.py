@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app.config import Settings
+from app.services.accounts.throttle import LoginThrottle
 from app.services.boards.cache import BoardCache
 from app.services.jobs.kinds import JobContext
 from app.services.scoring.gold import GoldCache
@@ -31,7 +32,13 @@ VERSION = "0.1.0"
 def create_app(settings: Settings) -> FastAPI:
     """A ready-to-serve app on ``settings`` (the database must be migrated already)."""
     db = Database(settings.database_url)
-    state = AppState(settings=settings, db=db, gold_cache=GoldCache(settings.gold_cache_size), boards=BoardCache(db))
+    state = AppState(
+        settings=settings,
+        db=db,
+        gold_cache=GoldCache(settings.gold_cache_size),
+        boards=BoardCache(db),
+        throttle=LoginThrottle(db),
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -189,6 +189,44 @@ def user_create_command(
         typer.echo(f"created user {user.name} ({role})")
 
 
+@user_app.command("reset-link")
+def user_reset_link_command(
+    name: Annotated[str, typer.Argument(help="The user who forgot the password.")],
+    hours: Annotated[float, typer.Option("--hours", help="How long the link works.")] = 24,
+    url: Annotated[
+        str | None, typer.Option("--url", help="The server's address as people reach it (default: PODIUM_PUBLIC_URL).")
+    ] = None,
+) -> None:
+    """Print a one-time link that sets a new password (there is no mail: hand it over yourself)."""
+    from app.services.accounts import users
+    from app.services.errors import ServiceError
+
+    settings = settings_or_fail()
+    with open_database(settings) as database, database.session() as session:
+        try:
+            token = users.issue_reset_link(session, users.get_user(session, name), hours)
+        except ServiceError as exc:
+            fail(service_message(exc))
+        session.commit()
+    typer.echo(f"{(url or settings.public_url).rstrip('/')}/reset/{token}")
+
+
+@user_app.command("sign-out")
+def user_sign_out_command(name: Annotated[str, typer.Argument(help="The user to sign out.")]) -> None:
+    """End every browser session of the user and revoke every API token of theirs."""
+    from app.services.accounts import users
+    from app.services.errors import ServiceError
+
+    with open_database(settings_or_fail()) as database, database.session() as session:
+        try:
+            user = users.get_user(session, name)
+            tokens = users.sign_out_everywhere(session, user)
+        except ServiceError as exc:
+            fail(service_message(exc))
+        session.commit()
+    typer.echo(f"signed {user.name} out everywhere: every session ended, {tokens} API token(s) revoked")
+
+
 @token_app.command("create")
 def token_create_command(
     name: Annotated[str, typer.Argument(help="The user the token acts for.")],

@@ -65,3 +65,11 @@ def one_of(column: str, enum: type[StrEnum]) -> str:
 def utcnow() -> datetime:
     """The current instant in UTC (the only clock the storage layer uses)."""
     return datetime.now(UTC)
+
+
+def column_length(column: Any) -> int:
+    """The most characters a model's text attribute holds (``column_length(User.email)`` is 254), so
+    that checks of input use the schema's own limits."""
+    length = getattr(column.property.columns[0].type, "length", None)
+    assert isinstance(length, int), f"{column} has no length"
+    return length

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from app.services.accounts import users
 from app.services.accounts.access import require_user
-from app.services.errors import InvalidInput
+from app.services.errors import InvalidInput, NotFound
 from app.services.jobs.kinds import QUEUE_KEY
 from app.storage.models import User
 from app.web.state import AppState
@@ -74,18 +74,30 @@ def get_current_user(user: Annotated[User | None, Depends(get_optional_user)]) -
 RowId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
+def _nul_problems(request: Request, places: tuple[str, ...]) -> list[dict[str, str]]:
+    parameters = [("path", name, str(value)) for name, value in request.path_params.items()]
+    parameters += [("query", name, value) for name, value in request.query_params.multi_items()]
+    return [
+        {"where": f"{place}.{name}", "message": "contains a NUL character"}
+        for place, name, value in parameters
+        if place in places and "\x00" in value
+    ]
+
+
 def refuse_nul_characters(request: Request) -> None:
     """Refuse a NUL character in the path or the query: no text column holds one (PostgreSQL refuses it
     even in a comparison), so a lookup by such a name would fail inside the database."""
-    parameters = [("path", name, str(value)) for name, value in request.path_params.items()]
-    parameters += [("query", name, value) for name, value in request.query_params.multi_items()]
-    problems = [
-        {"where": f"{place}.{name}", "message": "contains a NUL character"}
-        for place, name, value in parameters
-        if "\x00" in value
-    ]
+    problems = _nul_problems(request, ("path", "query"))
     if problems:
         raise InvalidInput("the request was refused", problems)
+
+
+def refuse_nul_in_page_address(request: Request) -> None:
+    """The pages' version: an address whose path holds a NUL names no page (404); a NUL in the query
+    is refused input."""
+    if _nul_problems(request, ("path",)):
+        raise NotFound("there is no page at this address")
+    refuse_nul_characters(request)
 
 
 def phase_ref(competition: str, task: str, phase: str) -> tuple[str, str, str]:

@@ -14,8 +14,10 @@ from sqlalchemy.exc import DisconnectionError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 
+from app.services.accounts.throttle import LoginThrottled
 from app.services.bundles.spec import BundleError
-from app.services.errors import NotAuthenticated, QuotaExhausted, ServiceError, UploadTooLarge
+from app.services.errors import InvalidInput, NotAuthenticated, QuotaExhausted, ServiceError, UploadTooLarge
+from app.storage.models.base import TextRefused
 from app.storage.types import utcnow
 
 log = logging.getLogger(__name__)
@@ -36,6 +38,8 @@ def _service_error(request: Request, exc: Exception) -> JSONResponse:
     headers = {}
     if isinstance(exc, NotAuthenticated):
         headers["WWW-Authenticate"] = "Bearer"
+    if isinstance(exc, LoginThrottled):
+        headers["Retry-After"] = str(exc.retry_after)
     if isinstance(exc, QuotaExhausted) and exc.resets_at is not None:
         headers["Retry-After"] = str(max(1, math.ceil((exc.resets_at - utcnow()).total_seconds())))
     if isinstance(exc, UploadTooLarge):
@@ -54,6 +58,16 @@ def _bundle_error(request: Request, exc: Exception) -> JSONResponse:
         "total": len(exc.problems),
     }
     return JSONResponse(body, status_code=422)
+
+
+def refused_text(exc: TextRefused) -> InvalidInput:
+    """A text the database cannot hold, as the refusal of input it is."""
+    return InvalidInput("the request was refused", [{"where": exc.where, "message": exc.message}])
+
+
+def _text_refused(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, TextRefused)
+    return _service_error(request, refused_text(exc))
 
 
 def _validation_error(request: Request, exc: Exception) -> JSONResponse:
@@ -92,6 +106,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(ServiceError, _service_error)
     app.add_exception_handler(BundleError, _bundle_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(TextRefused, _text_refused)
     app.add_exception_handler(HTTPException, _http_error)
     # Unreachable, too slow (lock or statement timeout), or no free connection in the pool.
     for database_error in (OperationalError, DisconnectionError, PoolTimeout):

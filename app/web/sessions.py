@@ -1,16 +1,20 @@
 """Browser sessions of the pages: a signed cookie that says who is logged in.
 
 The cookie is Starlette's ``SessionMiddleware`` (itsdangerous-signed, so it cannot be forged or
-altered; it is not encrypted, so it holds nothing secret: a user id, a fingerprint of the password
-hash, the CSRF token and one-shot messages). It is ``HttpOnly`` (scripts cannot read it),
+altered; it is not encrypted, so it holds nothing secret: a user id, the user's session version,
+the CSRF token and one-shot messages). It is ``HttpOnly`` (scripts cannot read it),
 ``SameSite=Lax`` (other sites' forms do not carry it) and ``Secure`` when ``PODIUM_COOKIE_SECURE``
-is set (behind HTTPS). Changing the password ends every session of the account, because the
-fingerprint no longer matches. The JSON API does not use this cookie; it takes bearer tokens.
+is set (behind HTTPS).
+
+A signed cookie cannot be taken back, so the server decides whether it still counts: it holds the
+user's ``session_version`` from when it started, and every request compares it with the database's
+(the user is read on each request anyway). Logging out, a new password and an admin's "sign out
+everywhere" bump the version (``app.services.accounts.users``), so every cookie of that user, copies
+included, is anonymous from then on. The JSON API does not use this cookie; it takes bearer tokens.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import secrets
 from typing import Annotated, Any
@@ -19,16 +23,18 @@ from fastapi import Depends, FastAPI, Request
 from starlette.middleware.sessions import SessionMiddleware
 
 from app.config import Settings
+from app.services.accounts import users
 from app.services.errors import NotAuthenticated
 from app.storage.models import User
 from app.web.deps import StateDep
+from app.web.state import AppState
 
 log = logging.getLogger(__name__)
 
 COOKIE = "podium_session"
 MAX_AGE_SECONDS = 14 * 24 * 3600
 USER_KEY = "uid"
-AUTH_KEY = "auth"
+VERSION_KEY = "ver"
 FLASH_KEY = "flash"
 
 
@@ -53,30 +59,41 @@ def install(app: FastAPI, settings: Settings) -> None:
     )
 
 
-def _fingerprint(user: User) -> str:
-    return hashlib.sha256(user.password_hash.encode()).hexdigest()[:24]
-
-
 def log_in(request: Request, user: User) -> None:
     """Start a fresh session for ``user`` (a new CSRF token too: nothing carries over from before)."""
     request.session.clear()
     request.session[USER_KEY] = user.id
-    request.session[AUTH_KEY] = _fingerprint(user)
+    request.session[VERSION_KEY] = user.session_version
 
 
-def log_out(request: Request) -> None:
+def forget(request: Request) -> None:
+    """Drop this browser's cookie (its session may live on elsewhere: see ``log_out``)."""
     request.session.clear()
 
 
+def log_out(request: Request, state: AppState) -> None:
+    """End every session of the logged-in user, this one and any copy of its cookie."""
+    user_id = request.session.get(USER_KEY)
+    forget(request)
+    if user_id is None:
+        return
+    with state.db.session() as session:
+        user = session.get(User, user_id)
+        if user is not None:
+            users.end_sessions(session, user)
+            session.commit()
+
+
 def get_viewer(request: Request, state: StateDep) -> User | None:
-    """The logged-in user, or ``None``; a session whose user is gone or changed password is ended."""
+    """The logged-in user, or ``None``; a session whose user is gone, or whose sessions were ended
+    since it started, is dropped."""
     user_id = request.session.get(USER_KEY)
     if user_id is None:
         return None
     with state.db.session(read_only=True) as session:
         user = session.get(User, user_id)
-    if user is None or request.session.get(AUTH_KEY) != _fingerprint(user):
-        log_out(request)
+    if user is None or request.session.get(VERSION_KEY) != user.session_version:
+        forget(request)
         return None
     return user
 

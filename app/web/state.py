@@ -3,7 +3,7 @@ leaderboards), the login throttle and the job queue."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from app.config import Settings
@@ -32,7 +32,8 @@ class AppState:
     gold_cache: GoldCache
     #: The leaderboards, as pages, exports and the JSON API read them.
     boards: BoardCache
-    throttle: LoginThrottle = field(default_factory=LoginThrottle)
+    #: Failed logins, counted in the database (shared by every process).
+    throttle: LoginThrottle
     #: Where committed jobs go; ``None`` until a pool is started (jobs then wait in the database).
     queue: JobQueue | None = None
     #: The broker of the distributed mode; ``None`` in the embedded mode.

@@ -5,18 +5,26 @@ A team's founder (its earliest remaining member) may rename it and remove member
 of several may leave it. The allowance stays with the team and its submissions: a user who submitted for
 a team and is no longer in it may only rejoin that team in the competition (never found one, join
 another or get a fresh team of one), so leaving and coming back never resets a limit.
+
+Team names are unique per competition as people read them: compared by ``Team.name_key`` (NFKC,
+casefolded), which a unique index holds, so ``Équipe`` and ``équipe`` are one name on every
+database. Two creations (or renames) to one name at once both pass the check; the index refuses the
+second, and that refusal is the same 409 as the check's.
 """
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from sqlalchemy import exists, func, select
+from sqlalchemy import exists, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.storage.models import Competition, Submission, Team, TeamMember, User
+from app.storage.models.accounts import MAX_TEAM_NAME_KEY, team_name_key
 
 MAX_TEAM_NAME = 100
 
@@ -42,17 +50,41 @@ def founder(session: Session, team: Team) -> User | None:
 
 
 def _name_taken(session: Session, competition_id: int, name: str, *, besides: int | None = None) -> bool:
-    clause = [Team.competition_id == competition_id, func.lower(Team.name) == name.lower()]
+    clause = [Team.competition_id == competition_id, Team.name_key == team_name_key(name)]
     if besides is not None:
         clause.append(Team.id != besides)
     return bool(session.scalar(select(exists().where(*clause))))
 
 
 def _checked_name(name: str) -> str:
+    """The name without surrounding blanks, refused when empty, too long, or holding a NUL."""
     name = name.strip()
+    problem = None
     if not 1 <= len(name) <= MAX_TEAM_NAME:
-        raise InvalidInput("invalid team name", [{"where": "name", "message": f"1 to {MAX_TEAM_NAME} characters"}])
+        problem = f"1 to {MAX_TEAM_NAME} characters"
+    elif "\x00" in name:
+        problem = "contains a NUL character"
+    elif len(team_name_key(name)) > MAX_TEAM_NAME_KEY:
+        problem = "too long once its characters are normalized"
+    if problem:
+        raise InvalidInput("invalid team name", [{"where": "name", "message": problem}])
     return name
+
+
+@contextmanager
+def _unique_name(session: Session, competition: Competition, name: str, besides: int | None = None) -> Iterator[None]:
+    """Check that ``name`` is free, then run the block that takes it; the unique index refusing it
+    (another request took it in between) is the same 409."""
+    taken = Conflict(f"the team name {name!r} is taken in {competition.slug!r}", code="name_taken")
+    if _name_taken(session, competition.id, name, besides=besides):
+        raise taken
+    try:
+        with session.begin_nested():
+            yield
+    except IntegrityError:
+        if _name_taken(session, competition.id, name, besides=besides):
+            raise taken from None
+        raise
 
 
 def _refuse_if_bound(session: Session, user: User, competition_id: int, joining: int | None = None) -> None:
@@ -131,9 +163,8 @@ def create_team(session: Session, user: User, competition: Competition, name: st
     name = _checked_name(name)
     _refuse_if_bound(session, user, competition.id)
     _leave_solo_team(session, user, competition.id)
-    if _name_taken(session, competition.id, name):
-        raise Conflict(f"the team name {name!r} is taken in {competition.slug!r}", code="name_taken")
-    team = _new_team(session, competition.id, name, solo=False)
+    with _unique_name(session, competition, name):
+        team = _new_team(session, competition.id, name, solo=False)
     _add_member(session, team, user)
     return team
 
@@ -170,10 +201,9 @@ def rename_team(session: Session, user: User, competition: Competition, name: st
     team = _own_team(session, user, competition)
     _as_founder(session, user, team, "rename it")
     name = _checked_name(name)
-    if _name_taken(session, competition.id, name, besides=team.id):
-        raise Conflict(f"the team name {name!r} is taken in {competition.slug!r}", code="name_taken")
-    team.name = name
-    session.flush()
+    with _unique_name(session, competition, name, besides=team.id):
+        team.name = name
+        session.flush()
     return team
 
 

@@ -1,8 +1,15 @@
-"""Accounts and credentials: creating users, checking passwords, issuing and checking API tokens.
+"""Accounts and credentials: creating users, checking and changing passwords, one-time reset links,
+ending sessions, issuing and checking API tokens.
 
 Passwords are stored as argon2 hashes. An API token is shown once, when it is issued; only its
 SHA-256 is stored, so a copy of the database does not give access (a token is 256 random bits, so a
-fast hash is enough, unlike for passwords).
+fast hash is enough, unlike for passwords). Reset links are stored the same way.
+
+Ending sessions: every browser session carries the user's ``session_version``; ``end_sessions``
+bumps it, so every session of the user ends at once (logging out does that). A new password (changed
+or set through a reset link) and an admin's "sign out everywhere" end every session *and revoke
+every API token* of the user: a token obtained with the old password, or held by whoever the admin
+locks out, must not outlive it. Scripts then need a new token (``POST /api/v1/tokens``).
 """
 
 from __future__ import annotations
@@ -10,16 +17,19 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from datetime import timedelta
 from functools import lru_cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.services.errors import Conflict, InvalidInput, NotAuthenticated, NotFound
 from app.storage.db import end_read_transaction
-from app.storage.models import ApiToken, User
+from app.storage.models import ApiToken, PasswordReset, User
+from app.storage.types import utcnow
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 MIN_PASSWORD_LENGTH = 8
@@ -88,14 +98,114 @@ def create_user(
     if find_user(session, name) is not None:
         raise Conflict(f"the user name {name!r} is taken", code="name_taken")
     user = User(name=name, email=email, password_hash=password_hash, is_organizer=is_organizer, is_admin=is_admin)
-    session.add(user)
-    session.flush()
+    try:
+        with session.begin_nested():  # two registrations of one name at once: the second is the 409
+            session.add(user)
+    except IntegrityError:
+        if find_user(session, name) is None:
+            raise
+        raise Conflict(f"the user name {name!r} is taken", code="name_taken") from None
     return user
 
 
-def set_password(session: Session, user: User, password: str) -> None:
+def end_sessions(session: Session, user: User) -> None:
+    """End every browser session of ``user`` (in one ``UPDATE``, so two at once both count)."""
+    session.execute(update(User).where(User.id == user.id).values(session_version=User.session_version + 1))
+    session.refresh(user, ["session_version"])
+
+
+def revoke_all_tokens(session: Session, user: User) -> int:
+    """Delete every API token of ``user``; returns how many there were."""
+    result = session.execute(delete(ApiToken).where(ApiToken.user_id == user.id))
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def sign_out_everywhere(session: Session, user: User) -> int:
+    """End every session and revoke every API token of ``user``; returns how many tokens there were."""
+    end_sessions(session, user)
+    return revoke_all_tokens(session, user)
+
+
+def set_password(session: Session, user: User, password: str) -> int:
+    """A new password for ``user``: every session ends and every API token is revoked (the number of
+    tokens is returned); the caller starts a fresh session where it should go on."""
     user.password_hash = hash_password(check_password(password))
     session.flush()
+    return sign_out_everywhere(session, user)
+
+
+def change_password_of(session: Session, user_id: int, current: str, new: str) -> tuple[User, int]:
+    """``set_password`` for the user ``user_id`` once ``current`` is their password (refused like a
+    wrong login otherwise); the user and the number of API tokens revoked. Callers run it through the
+    login throttle, so that a stolen session cannot guess the password either."""
+    check_password(new)
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotAuthenticated("wrong user name or password")
+    user = authenticate(session, user.name, current)
+    return user, set_password(session, user, new)
+
+
+#: How long a reset link works unless told otherwise.
+RESET_LINK_HOURS = 24
+
+
+def issue_reset_link(session: Session, user: User, hours: float = RESET_LINK_HOURS) -> str:
+    """A one-time token that lets whoever holds it set ``user``'s password within ``hours``; it is
+    returned once (only its SHA-256 is kept), and any older unused link of the user stops working."""
+    if not 0 < hours <= 24 * 30:
+        raise InvalidInput("the link was refused", [{"where": "hours", "message": "more than 0, at most 720"}])
+    token = secrets.token_urlsafe(32)
+    session.execute(delete(PasswordReset).where(PasswordReset.user_id == user.id, PasswordReset.used_at.is_(None)))
+    now = utcnow()
+    session.add(
+        PasswordReset(
+            user_id=user.id, token_hash=_token_hash(token), created_at=now, expires_at=now + timedelta(hours=hours)
+        )
+    )
+    session.flush()
+    return token
+
+
+_BAD_LINK = "this reset link is not valid: it was used already, it expired, or it never existed"
+
+
+def reset_link_user(session: Session, token: str) -> User:
+    """The user a still-valid reset link is for; refuses any other link alike."""
+    query = (
+        select(User)
+        .join(PasswordReset, PasswordReset.user_id == User.id)
+        .where(
+            PasswordReset.token_hash == _token_hash(token),
+            PasswordReset.used_at.is_(None),
+            PasswordReset.expires_at > utcnow(),
+        )
+    )
+    user = session.scalar(query)
+    if user is None:
+        raise NotFound(_BAD_LINK, code="reset_link_invalid")
+    return user
+
+
+def use_reset_link(session: Session, token: str, password: str) -> User:
+    """Set the password through a reset link, which then never works again: the link is taken by one
+    conditional ``UPDATE``, so of two uses at once only one sets a password."""
+    check_password(password)
+    user = reset_link_user(session, token)
+    now = utcnow()
+    taken = session.execute(
+        update(PasswordReset)
+        .where(
+            PasswordReset.token_hash == _token_hash(token),
+            PasswordReset.used_at.is_(None),
+            PasswordReset.expires_at > now,
+        )
+        .values(used_at=now)
+    )
+    if getattr(taken, "rowcount", 0) != 1:
+        raise NotFound(_BAD_LINK, code="reset_link_invalid")
+    set_password(session, user, password)
+    return user
 
 
 def authenticate(session: Session, name: str, password: str) -> User:

@@ -90,8 +90,11 @@ class KeyPathChecker:
             self.add(where, "expected at least one entry")
         return [(f"{where}[{i}]", item) for i, item in enumerate(value)]
 
-    def text(self, m: dict[str, Any], key: str, path: str, *, optional: bool = False) -> str:
-        """The text under ``key``: a required one may not be blank, an optional one defaults to ''."""
+    def text(
+        self, m: dict[str, Any], key: str, path: str, *, optional: bool = False, max_length: int | None = None
+    ) -> str:
+        """The text under ``key``: a required one may not be blank, an optional one defaults to ''; no
+        text may hold a NUL (``"\\0"`` in YAML) or be longer than ``max_length`` (where it is stored)."""
         value = m.get(key)
         if value is None:
             return ""
@@ -100,6 +103,12 @@ class KeyPathChecker:
             return ""
         if not optional and not value.strip():
             self.add(key_path(path, key), "may not be empty")
+        if "\x00" in value:
+            self.add(key_path(path, key), "contains a NUL character")
+            return ""
+        if max_length is not None and len(value) > max_length:
+            self.add(key_path(path, key), f"at most {max_length} characters, found {len(value)}")
+            return ""
         return value
 
     def slug(self, m: dict[str, Any], path: str, taken: dict[str, str]) -> str:

@@ -22,7 +22,8 @@ from app.services.bundles.checks import KeyPathChecker, Keys, key_path, kind
 from app.services.bundles.files import FileFinder, FileProblem, check_file_name
 from app.services.bundles.spec import BundleError, BundleFile, CompetitionSpec, PhaseSpec, TaskSpec
 from app.services.bundles.strict_yaml import describe_yaml_error, load_strict
-from app.storage.models import Participation, Selection, Visibility
+from app.storage.models import Competition, Participation, Selection, Visibility
+from app.storage.types import column_length
 from scorers import OptionsError, Scorer, ScorerError, UnknownScorer, ValidationError, scorer_class
 from scorers.inputs import participant_inputs, renamable_formats
 
@@ -34,6 +35,8 @@ MAX_YAML_BYTES = 1024 * 1024
 PARTICIPATION = tuple(Participation)
 VISIBILITY = tuple(Visibility)
 SELECTION = tuple(Selection)
+#: Competitions, tasks and phases hold their titles in columns of one size.
+MAX_TITLE = column_length(Competition.title)
 
 
 def _keys(required: str, optional: str) -> Keys:
@@ -184,7 +187,7 @@ class _Reader(KeyPathChecker):
         tasks = [self.task(value, where, taken) for where, value in self.items(m, "tasks", "", required=True)]
         return CompetitionSpec(
             slug=slug,
-            title=self.text(m, "title", ""),
+            title=self.text(m, "title", "", max_length=MAX_TITLE),
             description=self.text(m, "description", "", optional=True),
             organizers=tuple(organizers),
             participation=self.choice(m, "participation", "", PARTICIPATION),
@@ -227,7 +230,7 @@ class _Reader(KeyPathChecker):
         ]
         return TaskSpec(
             slug=slug,
-            title=self.text(m, "title", path),
+            title=self.text(m, "title", path, max_length=MAX_TITLE),
             description=self.text(m, "description", path, optional=True),
             scorer=name,
             scorer_options=options,
@@ -257,7 +260,7 @@ class _Reader(KeyPathChecker):
             if file is not None and self.unique_name(file.name, where, names):
                 public.append(file)
         # Every key is read before a phase with a bad gold is dropped, so that all problems show at once.
-        title = self.text(m, "title", path)
+        title = self.text(m, "title", path, max_length=MAX_TITLE)
         description = self.text(m, "description", path, optional=True)
         daily_limit = self.positive(m, "daily_limit", path)
         total_limit = self.positive(m, "total_limit", path)

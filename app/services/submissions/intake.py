@@ -98,6 +98,14 @@ def _check_text(upload: Upload) -> None:
         problems.append({"where": "method_name", "message": f"at most {MAX_METHOD_NAME} characters"})
     if len(upload.method_description) > MAX_METHOD_DESCRIPTION:
         problems.append({"where": "method_description", "message": f"at most {MAX_METHOD_DESCRIPTION} characters"})
+    fields = {
+        "method_name": upload.method_name,
+        "method_description": upload.method_description,
+        "file": upload.filename,
+    }
+    problems += [
+        {"where": where, "message": "contains a NUL character"} for where, text in fields.items() if "\x00" in text
+    ]
     if problems:
         raise InvalidInput("the submission's description was refused", problems)
 

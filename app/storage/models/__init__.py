@@ -10,7 +10,7 @@ from app.storage.enums import (
     TaskFileKind,
     Visibility,
 )
-from app.storage.models.accounts import ApiToken, Team, TeamMember, User
+from app.storage.models.accounts import ApiToken, LoginCounter, PasswordReset, Team, TeamMember, User
 from app.storage.models.base import Base
 from app.storage.models.baselines import BaselineRun
 from app.storage.models.competitions import (
@@ -40,8 +40,10 @@ __all__ = [
     "JobCounter",
     "JobStatus",
     "LeasedRow",
+    "LoginCounter",
     "Participant",
     "Participation",
+    "PasswordReset",
     "Phase",
     "PhaseChange",
     "PhaseEntry",

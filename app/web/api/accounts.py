@@ -12,6 +12,8 @@ from app.services.errors import Forbidden, NotFound
 from app.storage.models import Team, User
 from app.web.deps import CurrentUser, SessionDep, StateDep, client_address
 from app.web.schemas.accounts import (
+    PasswordChange,
+    SignedOut,
     TeamCreate,
     TeamJoin,
     TeamOut,
@@ -53,13 +55,49 @@ def create_token(body: TokenCreate, request: Request, state: StateDep, session: 
     """Exchange a user name and password for an API token (shown only in this answer). Throttled like
     the login page, with the same counters, so the API is no way around the page's limit."""
     address = client_address(request)
-    user = state.throttle.attempt(body.name, address, lambda: users.authenticate(session, body.name, body.password))
+    user = state.throttle.attempt(
+        session, body.name, address, lambda: users.authenticate(session, body.name, body.password)
+    )
     return TokenOut(token=users.issue_token(session, user, body.label), user=user.name)
 
 
 @router.get("/me", response_model=UserOut, responses={401: {"model": ErrorOut}})
 def me(user: CurrentUser) -> UserOut:
     return UserOut.of(user)
+
+
+@router.post(
+    "/me/password",
+    response_model=SignedOut,
+    responses={401: {"model": ErrorOut}, 422: {"model": ErrorOut}, 429: {"model": ErrorOut}},
+)
+def change_password(
+    body: PasswordChange, request: Request, state: StateDep, session: SessionDep, user: CurrentUser
+) -> SignedOut:
+    """Change your password (the current one is checked, throttled like a login). Every browser
+    session ends and every API token is revoked, the one of this request included: get a new one
+    with ``POST /api/v1/tokens``."""
+    users.check_password(body.new_password)
+    changed, tokens = state.throttle.attempt(
+        session,
+        user.name,
+        client_address(request),
+        lambda: users.change_password_of(session, user.id, body.current_password, body.new_password),
+    )
+    return SignedOut(user=changed.name, tokens_revoked=tokens)
+
+
+@router.post(
+    "/users/{name}/sign-out",
+    response_model=SignedOut,
+    responses={401: {"model": ErrorOut}, 403: {"model": ErrorOut}, 404: {"model": ErrorOut}},
+)
+def sign_out_everywhere(name: str, session: SessionDep, user: CurrentUser) -> SignedOut:
+    """Site admins: end every browser session of the user and revoke every API token of theirs."""
+    if not user.is_admin:
+        raise Forbidden("only site admins may sign other users out")
+    target = users.get_user(session, name)
+    return SignedOut(user=target.name, tokens_revoked=users.sign_out_everywhere(session, target))
 
 
 @router.get("/competitions/{competition}/team", response_model=TeamOut)

@@ -6,10 +6,11 @@ progress bar and live status. ``install`` adds them, the session cookie and the 
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from app.web import sessions
+from app.web.deps import refuse_nul_in_page_address
 from app.web.pages import accounts, create, organize, participate, public
 from app.web.pages.render import STATIC, Pages, make_environment
 from app.web.state import AppState
@@ -22,5 +23,5 @@ def install(app: FastAPI, state: AppState) -> Pages:
     sessions.install(app, state.settings)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     for module in (public, accounts, participate, organize, create):
-        app.include_router(module.router)
+        app.include_router(module.router, dependencies=[Depends(refuse_nul_in_page_address)])
     return pages

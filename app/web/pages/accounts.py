@@ -1,11 +1,11 @@
-"""Accounts on the pages: register, log in (throttled), log out, teams, and asking to take part."""
+"""Accounts on the pages: register, log in (throttled), log out, the account page (a new password),
+reset links, teams, and asking to take part."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, Form, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from sqlalchemy.orm import Session
 
 from app.services.accounts import teams, users
@@ -17,12 +17,14 @@ from app.web import sessions
 from app.web.csrf import require_csrf
 from app.web.deps import SessionDep, client_address
 from app.web.pages import urls
+from app.web.pages.forms import Email, InviteCode, Next, Password, TeamName, UserName
 from app.web.pages.render import PageRoute, get_pages, redirect, render
 from app.web.sessions import LoggedIn, Viewer
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 CSRF = [Depends(require_csrf)]
-FormText = Annotated[str, Form()]
+#: The token of a reset link is in the page's address: never send it on to another site.
+NO_REFERRER = {"Referrer-Policy": "no-referrer"}
 
 
 @router.get("/login")
@@ -33,13 +35,15 @@ def login_form(request: Request, viewer: Viewer, next: str = "") -> Response:
 
 @router.post("/login", dependencies=CSRF)
 def login(
-    request: Request, session: SessionDep, name: FormText = "", password: FormText = "", next: FormText = ""
+    request: Request, session: SessionDep, name: UserName = "", password: Password = "", next: Next = ""
 ) -> Response:
     """Check the password (unless the name or the address is throttled) and start a session."""
     throttle = get_pages(request).state.throttle
     context = {"next": urls.safe_next(next), "name": name}
     try:
-        user = throttle.attempt(name, client_address(request), lambda: users.authenticate(session, name, password))
+        user = throttle.attempt(
+            session, name, client_address(request), lambda: users.authenticate(session, name, password)
+        )
     except LoginThrottled as exc:
         headers = {"Retry-After": str(exc.retry_after)}
         return render(request, "login.html", {**context, "error": exc}, viewer=None, status=429, headers=headers)
@@ -51,8 +55,81 @@ def login(
 
 @router.post("/logout", dependencies=CSRF)
 def logout(request: Request) -> Response:
-    sessions.log_out(request)
+    """End every session of the user (this browser's and any other), not only this cookie."""
+    sessions.log_out(request, get_pages(request).state)
     return redirect("/")
+
+
+@router.get("/account")
+def account_page(request: Request, viewer: LoggedIn) -> Response:
+    return render(request, "account.html", {"error": None}, viewer=viewer)
+
+
+@router.post("/account/password", dependencies=CSRF)
+def change_password(
+    request: Request,
+    session: SessionDep,
+    viewer: LoggedIn,
+    current_password: Password = "",
+    new_password: Password = "",
+    new_password_again: Password = "",
+) -> Response:
+    """A new password: every other session ends and every API token is revoked; this one goes on."""
+    state = get_pages(request).state
+    try:
+        if new_password != new_password_again:
+            raise ServiceError("the two new passwords differ; type the same password twice", code="password_mismatch")
+        users.check_password(new_password)
+        user, tokens = state.throttle.attempt(
+            session,
+            viewer.name,
+            client_address(request),
+            lambda: users.change_password_of(session, viewer.id, current_password, new_password),
+        )
+    except ServiceError as exc:
+        session.rollback()
+        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, LoginThrottled) else None
+        return render(request, "account.html", {"error": exc}, viewer=viewer, status=exc.status, headers=headers)
+    session.commit()
+    sessions.log_in(request, user)
+    revoked = f" and {tokens} API token{'' if tokens == 1 else 's'} revoked" if tokens else ""
+    sessions.flash(request, f"Your password was changed: every other session was ended{revoked}.")
+    return redirect("/account")
+
+
+@router.get("/reset/{token}")
+def reset_form(token: str, request: Request, session: SessionDep, viewer: Viewer) -> Response:
+    """The page behind a reset link (``podium user reset-link``): a new password, once."""
+    user = users.reset_link_user(session, token)
+    context = {"token": token, "name": user.name, "error": None}
+    return render(request, "reset.html", context, viewer=viewer, headers=NO_REFERRER)
+
+
+@router.post("/reset/{token}", dependencies=CSRF)
+def reset(
+    token: str,
+    request: Request,
+    session: SessionDep,
+    viewer: Viewer,
+    new_password: Password = "",
+    new_password_again: Password = "",
+) -> Response:
+    """Set the password through the link, end every session of the user, and go to the login form."""
+    try:
+        user = users.reset_link_user(session, token)
+        if new_password != new_password_again:
+            raise ServiceError("the two passwords differ; type the same password twice", code="password_mismatch")
+        users.use_reset_link(session, token, new_password)
+    except ServiceError as exc:
+        session.rollback()
+        if exc.status == 404:
+            raise
+        context = {"token": token, "name": user.name, "error": exc}
+        return render(request, "reset.html", context, viewer=viewer, status=exc.status, headers=NO_REFERRER)
+    session.commit()
+    sessions.forget(request)
+    sessions.flash(request, f"The password of {user.name} was set; every session was ended. Log in with it.")
+    return redirect(urls.login())
 
 
 @router.get("/register")
@@ -65,11 +142,11 @@ def register_form(request: Request, viewer: Viewer, next: str = "") -> Response:
 def register(
     request: Request,
     session: SessionDep,
-    name: FormText = "",
-    password: FormText = "",
-    password_again: FormText = "",
-    email: FormText = "",
-    next: FormText = "",
+    name: UserName = "",
+    password: Password = "",
+    password_again: Password = "",
+    email: Email = "",
+    next: Next = "",
 ) -> Response:
     """Create the account and log it in."""
     if not get_pages(request).state.settings.allow_registration:
@@ -127,21 +204,21 @@ def _team_action(request: Request, session: Session, competition: str, act: str,
 
 @router.post("/c/{competition}/team/create", dependencies=CSRF)
 def create_team(
-    competition: str, request: Request, session: SessionDep, viewer: LoggedIn, name: FormText = ""
+    competition: str, request: Request, session: SessionDep, viewer: LoggedIn, name: TeamName = ""
 ) -> Response:
     return _team_action(request, session, competition, "create", name, viewer)
 
 
 @router.post("/c/{competition}/team/join", dependencies=CSRF)
 def join_team(
-    competition: str, request: Request, session: SessionDep, viewer: LoggedIn, invite_code: FormText = ""
+    competition: str, request: Request, session: SessionDep, viewer: LoggedIn, invite_code: InviteCode = ""
 ) -> Response:
     return _team_action(request, session, competition, "join", invite_code, viewer)
 
 
 @router.post("/c/{competition}/team/rename", dependencies=CSRF)
 def rename_team(
-    competition: str, request: Request, session: SessionDep, viewer: LoggedIn, name: FormText = ""
+    competition: str, request: Request, session: SessionDep, viewer: LoggedIn, name: TeamName = ""
 ) -> Response:
     return _team_action(request, session, competition, "rename", name, viewer)
 
@@ -153,7 +230,7 @@ def leave_team(competition: str, request: Request, session: SessionDep, viewer: 
 
 @router.post("/c/{competition}/team/remove", dependencies=CSRF)
 def remove_member(
-    competition: str, request: Request, session: SessionDep, viewer: LoggedIn, member: FormText = ""
+    competition: str, request: Request, session: SessionDep, viewer: LoggedIn, member: UserName = ""
 ) -> Response:
     return _team_action(request, session, competition, "remove", member, viewer)
 

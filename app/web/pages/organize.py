@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Form, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import FileResponse
 from sqlalchemy.orm import Session
 from starlette.background import BackgroundTask
@@ -25,6 +25,7 @@ from app.web import sessions
 from app.web.csrf import require_csrf
 from app.web.deps import PhaseRef, RowId, SessionDep
 from app.web.pages import urls
+from app.web.pages.forms import BaselineName, Description, ShortText, UserName
 from app.web.pages.render import SECURITY_HEADERS, PageRoute, get_pages, redirect, render
 from app.web.sessions import LoggedIn
 
@@ -58,7 +59,7 @@ def answer_participant(
     request: Request,
     session: SessionDep,
     viewer: LoggedIn,
-    name: Annotated[str, Form()] = "",
+    name: UserName = "",
 ) -> Response:
     """Approve, refuse or remove one participant (the form's ``name``)."""
     competition_row = catalog.get_competition(session, competition)
@@ -154,12 +155,12 @@ def edit_phase(
     request: Request,
     session: SessionDep,
     viewer: LoggedIn,
-    starts_at: Annotated[str, Form()] = "",
-    ends_at: Annotated[str, Form()] = "",
-    daily_limit: Annotated[str, Form()] = "",
-    total_limit: Annotated[str, Form()] = "",
-    visibility: Annotated[str, Form()] = "",
-    description: Annotated[str, Form()] = "",
+    starts_at: ShortText = "",
+    ends_at: ShortText = "",
+    daily_limit: ShortText = "",
+    total_limit: ShortText = "",
+    visibility: ShortText = "",
+    description: Description = "",
 ) -> Response:
     """The edit form: the same rules and the same log as ``PATCH /api/v1/.../phases/{phase}``."""
     phase_row = catalog.get_phase(session, *ref)
@@ -181,7 +182,7 @@ def edit_phase(
 
 
 #: The form field that says an organizer confirmed an action that cannot be undone or costs much.
-Confirmed = Annotated[str, Form()]
+Confirmed = ShortText
 
 
 def _confirm_first(
@@ -276,7 +277,7 @@ def rescore(submission_id: RowId, request: Request, session: SessionDep, viewer:
 
 @router.post(PHASE + "/organize/baseline-runs", dependencies=CSRF)
 def start_baseline(
-    ref: PhaseRef, request: Request, session: SessionDep, viewer: LoggedIn, baseline: Annotated[str, Form()] = ""
+    ref: PhaseRef, request: Request, session: SessionDep, viewer: LoggedIn, baseline: BaselineName = ""
 ) -> Response:
     """Queue a run of a baseline system with its default options (other options: the API or the CLI)."""
     phase_row = catalog.get_phase(session, *ref)

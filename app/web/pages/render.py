@@ -17,16 +17,19 @@ from typing import Any
 import jinja2
 from fastapi import Request, Response
 from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.routing import APIRoute
 from markupsafe import Markup
 
 from app.services.accounts.throttle import LoginThrottled
 from app.services.competitions.markdown import render_markdown
-from app.services.errors import QuotaExhausted, ServiceError
+from app.services.errors import InvalidInput, QuotaExhausted, ServiceError
 from app.storage.models import User
+from app.storage.models.base import TextRefused
 from app.storage.types import utcnow
 from app.web import csrf, sessions
+from app.web.errors import refused_text
 from app.web.pages import urls
 from app.web.state import AppState
 from leaderboard.exports import iso_utc
@@ -144,6 +147,14 @@ def error_response(request: Request, exc: ServiceError, viewer: User | None) -> 
     return render(request, "error.html", {"error": exc}, viewer=viewer, status=exc.status, headers=headers)
 
 
+def form_refused(exc: RequestValidationError) -> InvalidInput:
+    """A form (or address) the page's parameters refused, as a refusal naming each field."""
+    problems = [
+        {"where": str(error.get("loc", ("",))[-1]), "message": str(error.get("msg", ""))} for error in exc.errors()
+    ]
+    return InvalidInput("the form was refused", problems)
+
+
 class PageRoute(APIRoute):
     """A route whose refusals are pages: a login redirect, or an error page with the message."""
 
@@ -152,7 +163,12 @@ class PageRoute(APIRoute):
 
         async def page_handler(request: Request) -> Response:
             try:
-                return await handle(request)
+                try:
+                    return await handle(request)
+                except TextRefused as exc:
+                    raise refused_text(exc) from None
+                except RequestValidationError as exc:
+                    raise form_refused(exc) from None
             except ServiceError as exc:
                 login_page = request.method in ("GET", "HEAD") and not wants_json(request)
                 if isinstance(exc, sessions.LoginRequired) and login_page:

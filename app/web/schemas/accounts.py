@@ -4,14 +4,32 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from app.storage.models import Team, User
-from app.web.schemas.common import Text
+from app.storage.models import ApiToken, Team, User
+from app.web.schemas.common import Password, text_for
+
+UserName = text_for(User.name)
+Email = text_for(User.email)
+TokenLabel = text_for(ApiToken.label)
+TeamName = text_for(Team.name)
+InviteCode = text_for(Team.invite_code)
 
 
 class UserCreate(BaseModel):
-    name: Text = Field(examples=["ada"])
-    password: Text
-    email: Text | None = None
+    name: UserName = Field(examples=["ada"])
+    password: Password
+    email: Email | None = None
+
+
+class PasswordChange(BaseModel):
+    current_password: Password
+    new_password: Password
+
+
+class SignedOut(BaseModel):
+    """Every browser session of ``user`` ended and every API token of theirs revoked."""
+
+    user: str
+    tokens_revoked: int
 
 
 class UserOut(BaseModel):
@@ -26,9 +44,9 @@ class UserOut(BaseModel):
 
 
 class TokenCreate(BaseModel):
-    name: Text = Field(description="user name")
-    password: Text
-    label: Text = Field("", description="a note to tell your tokens apart")
+    name: UserName = Field(description="user name")
+    password: Password
+    label: TokenLabel = Field("", description="a note to tell your tokens apart")
 
 
 class TokenOut(BaseModel):
@@ -37,15 +55,15 @@ class TokenOut(BaseModel):
 
 
 class TeamCreate(BaseModel):
-    name: Text
+    name: TeamName
 
 
 class TeamRename(BaseModel):
-    name: Text
+    name: TeamName
 
 
 class TeamJoin(BaseModel):
-    invite_code: Text
+    invite_code: InviteCode
 
 
 class TeamOut(BaseModel):

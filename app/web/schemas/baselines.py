@@ -8,7 +8,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.services.baselines.views import RunRecord
-from app.storage.models import RunStatus
+from app.storage.models import BaselineRun, RunStatus
+from app.web.schemas.common import text_for
 
 
 class BaselineOptionOut(BaseModel):
@@ -31,8 +32,13 @@ class BaselineList(BaseModel):
     baselines: list[BaselineOut]
 
 
+BaselineName = text_for(BaselineRun.baseline)
+
+
 class RunCreate(BaseModel):
-    baseline: str = Field(description="the system's name (see GET /api/v1/baselines)", examples=["svident-tfidf-lr"])
+    baseline: BaselineName = Field(
+        description="the system's name (see GET /api/v1/baselines)", examples=["svident-tfidf-lr"]
+    )
     options: dict[str, Any] = Field(default_factory=dict, description="option values; the others keep their defaults")
 
 
@@ -54,7 +60,7 @@ class RunOut(BaseModel):
     competition: str
     task: str
     phase: str
-    baseline: str = Field(description="the system's name")
+    baseline: BaselineName = Field(description="the system's name")
     version: str = Field(description="the version of the system the run was started for")
     title: str
     options: dict[str, Any] = Field(description="the options it runs with, defaults filled in")

@@ -3,12 +3,38 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
+from sqlalchemy.orm import InstrumentedAttribute
 
-#: Text a client sends: anything but NUL, which no text column holds (PostgreSQL refuses it).
-Text = Annotated[str, Field(pattern=r"^[^\x00]*$")]
+from app.services.accounts.users import MAX_PASSWORD_LENGTH
+from app.storage.types import column_length
+
+#: What every text a client sends must match: no NUL, which no text column holds (PostgreSQL refuses
+#: it even in a comparison, SQLite would store it).
+NO_NUL = r"^[^\x00]*$"
+
+#: Text a client sends: anything but NUL.
+Text = Annotated[str, Field(pattern=NO_NUL)]
+
+
+def text_for(column: InstrumentedAttribute[Any], **field: Any) -> Any:
+    """The type of a field stored in ``column``: no NUL, and no longer than the column, so a refusal
+    names the field instead of the database failing on it (``name: text_for(User.name)``)."""
+    return Annotated[str, Field(max_length=column_length(column), pattern=NO_NUL, **field)]
+
+
+def text_of(max_length: int) -> Any:
+    """Text of at most ``max_length`` characters, without NUL, where no column sets the limit."""
+    return Annotated[str, Field(max_length=max_length, pattern=NO_NUL)]
+
+
+#: A time as people type it (``2026-12-01T00:00Z``), or a choice among a few words.
+ShortText = text_of(64)
+
+#: A password as sent (it is hashed, so its limit is the accounts' own, not a column's).
+Password = Annotated[str, Field(max_length=MAX_PASSWORD_LENGTH, pattern=NO_NUL)]
 
 
 class Problem(BaseModel):

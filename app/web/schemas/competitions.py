@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from app.services.competitions.catalog import PhaseState, phase_state, task_description
 from app.services.competitions.markdown import render_markdown
 from app.services.competitions.participation import RequestState, request_state
+from app.services.competitions.phase_edits import MAX_DESCRIPTION
 from app.services.submissions.limits import Limits, upload_limit
 from app.storage.blobs import blob_facts
 from app.storage.models import (
@@ -28,6 +29,7 @@ from app.storage.models import (
     User,
     Visibility,
 )
+from app.web.schemas.common import ShortText, text_of
 
 API = "/api/v1"
 
@@ -225,17 +227,20 @@ class ParticipantList(BaseModel):
     participants: list[ParticipationOut]
 
 
+Description = text_of(MAX_DESCRIPTION)
+
+
 class PhaseEdit(BaseModel):
     """What an organizer may change of a phase; a field left out stays as it is."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    starts_at: str | None = Field(None, description="UTC to the minute, e.g. 2026-12-01T00:00Z; null: open now")
-    ends_at: str | None = Field(None, description="UTC to the minute; null: the phase stays open for good")
+    starts_at: ShortText | None = Field(None, description="UTC to the minute, e.g. 2026-12-01T00:00Z; null: open now")
+    ends_at: ShortText | None = Field(None, description="UTC to the minute; null: the phase stays open for good")
     daily_limit: int | None = Field(None, description="submissions per team and UTC day; null: no daily limit")
     total_limit: int | None = Field(None, description="submissions per team in all; null: no total limit")
-    visibility: str | None = Field(None, description="public, or hidden (numbers for organizers only)")
-    description: str | None = Field(None, description="Markdown")
+    visibility: ShortText | None = Field(None, description="public, or hidden (numbers for organizers only)")
+    description: Description | None = Field(None, description="Markdown")
 
     def changes(self) -> dict[str, Any]:
         """The fields the request named, with their values (``null`` included)."""

@@ -1,0 +1,79 @@
+"""Account guarantees that hang on how the database serializes writers, on SQLite and PostgreSQL in
+one run (``each_database``), through the real app with real threads released together:
+
+* 80 wrong passwords for one name at once: at most the limit (5) reach the password hash (answered
+  401); every other one is refused with 429 and ``Retry-After`` before any hashing. Before the
+  attempts were reserved atomically, 41 of 80 were checked.
+* teams of one name created at once, and names that differ only in case or Unicode form: one team,
+  every other answer the 409 ``name_taken`` (never a 500 from the unique index).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import func, select
+
+from app.storage.db import Database
+from app.storage.models import LoginCounter, Team
+from tests.app.builders import PASSWORD, make_competition, make_user
+from tests.security.databases import app_on, each_database
+from tests.security.test_races import race, token
+
+__all__ = ["each_database"]
+
+ATTEMPTS, LIMIT = 80, 5
+
+
+def test_eighty_wrong_passwords_at_once_check_at_most_the_limit(each_database: Database, tmp_path: Path) -> None:
+    with each_database.session() as session:
+        make_user(session, "ada")
+        session.commit()
+    with app_on(each_database, tmp_path) as client:
+        guess = {"name": "ada", "password": "not the password"}
+        answers = race([lambda: client.post("/api/v1/tokens", json=guess) for _ in range(ATTEMPTS)])
+        statuses = sorted(answer.status_code for answer in answers)
+        assert statuses == [401] * LIMIT + [429] * (ATTEMPTS - LIMIT)
+        for refused in (answer for answer in answers if answer.status_code == 429):
+            assert refused.json()["error"] == "login_throttled"
+            assert 1 <= int(refused.headers["retry-after"]) == refused.json()["retry_after"] <= 15 * 60
+        # The name is locked for everyone now, the right password included, and the page says the same.
+        right = client.post("/api/v1/tokens", json={"name": "ada", "password": PASSWORD})
+        assert right.status_code == 429
+        page = client.get("/login")
+        csrf = page.text.split('name="csrf_token" value="', 1)[1].split('"', 1)[0]
+        form = {"csrf_token": csrf, "name": "ADA", "password": PASSWORD}
+        assert client.post("/login", data=form, follow_redirects=False).status_code == 429
+    with each_database.session() as session:
+        by_scope = {
+            scope: failures for scope, failures in session.execute(select(LoginCounter.scope, LoginCounter.failures))
+        }
+    assert by_scope == {"name": LIMIT, "address": LIMIT}
+
+
+def test_one_team_name_created_at_once_gives_one_team_and_409s(
+    each_database: Database, tmp_path: Path, labels: object
+) -> None:
+    names = [f"user{n}" for n in range(9)]
+    with each_database.session() as session:
+        make_user(session, "olga", organizer=True)
+        for name in names:
+            make_user(session, name)
+        make_competition(session, organizers=("olga",))
+        session.commit()
+    with app_on(each_database, tmp_path) as client:
+        headers = [token(each_database, name) for name in names]
+        spellings = ["Équipe", "équipe", "ÉQUIPE", "E\u0301quipe", "équipe", "Équipe", "éQUIPE", "E\u0301QUIPE"]
+        answers = race(
+            [
+                lambda h=h, s=s: client.post("/api/v1/competitions/comp/teams", headers=h, json={"name": s})
+                for h, s in zip(headers[:8], spellings, strict=True)
+            ]
+        )
+        assert sorted(answer.status_code for answer in answers) == [201] + [409] * 7
+        assert {answer.json()["error"] for answer in answers if answer.status_code == 409} == {"name_taken"}
+        # One after the other too: a later spelling of a taken name is the same 409.
+        later = client.post("/api/v1/competitions/comp/teams", headers=headers[8], json={"name": "équipe "})
+        assert (later.status_code, later.json()["error"]) == (409, "name_taken")
+    with each_database.session() as session:
+        assert session.scalar(select(func.count()).select_from(Team)) == 1
