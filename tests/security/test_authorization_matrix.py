@@ -189,6 +189,9 @@ def _bundle_zip(slug: str) -> bytes:
 CONFIRMED = form(confirmed="yes")
 PHASE_FORM = {"starts_at": "", "ends_at": "", "daily_limit": "4", "total_limit": "", "visibility": "hidden"}
 INVITE_A = frozenset({"invite_a"})
+NEW_PASSWORD = "another long password"
+new_password_json = json_body(current_password=PASSWORD, new_password=NEW_PASSWORD)
+new_password_form = form(current_password=PASSWORD, new_password=NEW_PASSWORD, new_password_again=NEW_PASSWORD)
 NEWCOMER = {"name": "newcomer", "password": PASSWORD}
 
 # -- the table ------------------------------------------------------------------------------------------
@@ -213,6 +216,9 @@ TABLE: tuple[Row, ...] = (
     row("GET", API + "/me",                              401, 200, 200, 200, 200, 200),
     row("GET", API + "/me/submissions",                  401, 200, 200, 200, 200, 200,
         shows={TEAM_A: {"file_a"}, TEAM_B: {"file_b"}}),
+    row("POST", API + "/me/password",                    401, 200, 200, 200, 200, 200, send=new_password_json),
+    row("POST", API + "/users/{name}/sign-out",          401, 403, 403, 403, 403, 200,
+        path=API + "/users/ann/sign-out"),
     row("GET", C + "/team",                              401, 200, 200, 404, 404, 404,
         shows={TEAM_A: {"invite_a"}, TEAM_B: {"invite_b"}}),
     row("POST", C + "/teams",                            401, 409, 409, 201, 201, 201, send=json_body(name="Fresh")),
@@ -311,6 +317,11 @@ TABLE: tuple[Row, ...] = (
         send=form(name="ann", password=PASSWORD)),
     row("POST", "/logout",                               303, 303, 303, 303, 303, 303),
     row("GET", "/register",                              200, 200, 200, 200, 200, 200),
+    row("GET", "/account",                               303, 200, 200, 200, 200, 200),
+    row("POST", "/account/password",                     401, 303, 303, 303, 303, 303, send=new_password_form),
+    row("GET", "/reset/{token}",                         404, 404, 404, 404, 404, 404, path="/reset/not-a-link"),
+    row("POST", "/reset/{token}",                        404, 404, 404, 404, 404, 404, path="/reset/not-a-link",
+        send=new_password_form),
     row("POST", "/register",                             303, 303, 303, 303, 303, 303,
         send=form(**NEWCOMER, password_again=PASSWORD)),
     row("GET", "/c/{competition}/team",                  303, 200, 200, 200, 200, 200,

@@ -99,6 +99,9 @@ CASES = [
         "unknown option(s) for test-labels: nope (known: crash)",
         id="unknown-option",
     ),
+    pytest.param({**bundle(), "title": "T" * 201}, "title", "at most 200 characters, found 201", id="long-title"),
+    pytest.param(bundle(task={"title": "T" * 300}), "tasks[0].title", "at most 200 characters, found 300", id="long"),
+    pytest.param(bundle(phase={"title": "Dev\x00"}), "tasks[0].phases[0].title", "contains a NUL character", id="nul"),
 ]
 
 
