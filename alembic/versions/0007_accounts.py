@@ -7,8 +7,8 @@ login reserves its attempt atomically. ``teams.name_key`` is the team name NFKC-
 casefolded, unique per competition: names that differ only in case or Unicode form (``Équipe``,
 ``équipe``) are one name. Teams that already clash that way get a suffix (`` (2)``, `` (3)``...).
 
-Revision ID: 0006
-Revises: 0005
+Revision ID: 0007
+Revises: 0006
 Create Date: 2026-12-01 19:50:00.000000
 """
 
@@ -21,8 +21,8 @@ import sqlalchemy as sa
 
 from alembic import op
 
-revision: str = "0006"
-down_revision: str | None = "0005"
+revision: str = "0007"
+down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
