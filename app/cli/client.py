@@ -176,7 +176,23 @@ def leaderboard_command(
         mark = " (baseline)" if entry["baseline"] else ""
         shown = f"{metric_text(entry['metrics'].get(primary), shown_as):>8}"
         system = f" [{entry['system']}]" if entry["system"] else ""
-        typer.echo(f"  {entry['rank']:>3}  {shown}  {entry['team']}{system}{mark}")
+        typer.echo(f"  {entry['rank']:>3}  {shown}{interval_text(entry, shown_as)}  {entry['team']}{system}{mark}")
+    if any(entry.get("interval") for entry in board["entries"]):
+        typer.echo("  [low-high]: the 95% interval; one group: entries the data cannot tell apart")
+    if board.get("few_units"):
+        typer.echo("  * fewer than 20 units: the interval says little")
+
+
+def interval_text(entry: dict[str, Any], shown_as: str) -> str:
+    """``  [61.20-70.05] group 1``: an entry's interval (in the primary metric's unit) and tied group, if any."""
+    interval = entry.get("interval")
+    if not interval or interval.get("low") is None:
+        return ""
+    # Percentages without their sign here: the line already says "%" after the score.
+    low, high = (metric_text(interval[end], shown_as).removesuffix(" %") for end in ("low", "high"))
+    flag = "*" if interval.get("few_units") else " "
+    group = f" group {entry['tied_group']}" if entry.get("tied_group") else ""
+    return f"  [{low}-{high}]{flag}{group}"
 
 
 def parse_options(pairs: list[str]) -> dict[str, Any]:
