@@ -77,3 +77,39 @@ def test_one_team_name_created_at_once_gives_one_team_and_409s(
         assert (later.status_code, later.json()["error"]) == (409, "name_taken")
     with each_database.session() as session:
         assert session.scalar(select(func.count()).select_from(Team)) == 1
+
+
+def test_renames_to_one_name_at_once_give_one_rename_and_409s(
+    each_database: Database, tmp_path: Path, labels: object
+) -> None:
+    """Six founders rename their teams to spellings of one name at once: one rename, five 409s; and a
+    later rename to a name that differs only in case or form is the same 409."""
+    names = [f"founder{n}" for n in range(6)]
+    with each_database.session() as session:
+        make_user(session, "olga", organizer=True)
+        for name in names:
+            make_user(session, name)
+        make_competition(session, organizers=("olga",))
+        session.commit()
+    with app_on(each_database, tmp_path) as client:
+        headers = [token(each_database, name) for name in names]
+        for n, h in enumerate(headers):
+            made = client.post("/api/v1/competitions/comp/teams", headers=h, json={"name": f"Team {n}"})
+            assert made.status_code == 201
+        spellings = ["Straße", "STRASSE", "strasse", "Strasse", "straße", "STRAẞE"]
+        answers = race(
+            [
+                lambda h=h, s=s: client.patch("/api/v1/competitions/comp/team", headers=h, json={"name": s})
+                for h, s in zip(headers, spellings, strict=True)
+            ]
+        )
+        assert sorted(answer.status_code for answer in answers) == [200] + [409] * 5
+        assert {answer.json()["error"] for answer in answers if answer.status_code == 409} == {"name_taken"}
+        first, second = [n for n, answer in enumerate(answers) if answer.status_code == 409][:2]
+        later = client.patch(
+            "/api/v1/competitions/comp/team", headers=headers[first], json={"name": f"Team\u00a0{second}"}
+        )
+        assert (later.status_code, later.json()["error"]) == (409, "name_taken")  # NFKC: a no-break space is a space
+    with each_database.session() as session:
+        keys = session.scalars(select(Team.name_key).order_by(Team.name_key)).all()
+    assert keys == sorted(["strasse", *(f"team {n}" for n in range(6) if answers[n].status_code == 409)])
