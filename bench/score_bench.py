@@ -296,6 +296,7 @@ class Bench:
                         "cpu:podium": run.cpu,
                         "podium_primary": result["metrics"][primary],
                         "paired_wall": run.wall / runs["wall:floor"][-1],
+                        "paired_cpu": run.cpu / runs["cpu:floor"][-1],
                     }
                 # A child of ours reports its own high-water mark: the kernel's figure for a forked child also
                 # counts this process's pages, resident in the child until it starts its program.
@@ -328,6 +329,7 @@ class Bench:
         measure.floor_wall_s = median["wall:floor"]
         measure.podium_wall_s = median["wall:podium"]
         measure.paired_ratio = median["paired_wall"]
+        measure.paired_cpu_ratio = median["paired_cpu"]
         measure.peak_bytes = int(max(runs["scorer_peak"]))
         measure.baseline_peak_bytes = int(max(runs["baseline_json_peak"]))
         measure.podium_peak_bytes = int(max(runs["podium_peak"]))

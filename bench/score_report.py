@@ -51,6 +51,8 @@ class Measure:
     floor_wall_s: float = 0.0
     podium_wall_s: float = 0.0
     paired_ratio: float = 0.0
+    #: The same on CPU seconds, steadier on a shared machine.
+    paired_cpu_ratio: float = 0.0
     podium_peak_bytes: int = 0
     primary: float = 0.0
     skipped: str = ""
@@ -93,6 +95,7 @@ COLUMNS = (
     "floor wall s",
     "podium score wall s",
     "vs floor (paired)",
+    "vs floor, CPU (paired)",
     "recorded anchor s",
     "vs recorded anchor",
 )
@@ -142,6 +145,7 @@ def rows(measures: Sequence[Measure]) -> list[list[str]]:
                 _seconds(m.floor_wall_s),
                 _seconds(m.podium_wall_s),
                 f"{m.paired_ratio:.2f}x" if m.paired_ratio else "",
+                f"{m.paired_cpu_ratio:.2f}x" if m.paired_cpu_ratio else "",
                 f"{official:g}" if official else "",
                 f"{official / m.podium_s:.1f}x" if official else "",
             ]
@@ -209,7 +213,8 @@ def legend(clock: str) -> str:
             "podium score: the whole `podium score --json` process, start-up included.",
             "floor: a whole process that starts Python, imports orjson, reads both files and parses them (orjson,",
             "the csv module, or a split on white space), run just before podium score in every round; both wall;",
-            "vs floor: the median over the rounds of podium score / floor, each pair sharing the machine's load.",
+            "vs floor: the median over the rounds of podium score / floor, each pair sharing the machine's load;",
+            "the same on CPU seconds (what each process costs on an idle core, steadier on a loaded machine).",
             "recorded anchor: PERFORMANCE.md's wall time of the official code on an idle machine, not run here;",
             "vs recorded anchor: that time over podium score's (so a flattering ratio on a loaded machine).",
         ]
