@@ -294,6 +294,11 @@ def test_the_page_draws_a_whisker_per_entry_and_the_groups(live: Setup) -> None:
                 expect(whisker.locator("svg line")).to_have_count(3)
                 title = whisker.get_attribute("title") or ""
                 assert title.startswith("95% interval") and f"{entry['interval']['units']} units" in title
+                # Its flags are said where the whisker is, and marked with a dagger.
+                assert ("says little" in title) == entry["interval"]["few_units"]
+                assert ("zero width" in title) == entry["interval"]["zero_width"]
+                flagged = entry["interval"]["few_units"] or entry["interval"]["zero_width"]
+                expect(whisker.locator("abbr")).to_have_count(1 if flagged else 0)
                 expect(row.locator("td.group")).to_have_text(str(entry["tied_group"]))
                 # The whisker is drawn: it has a width on the page.
                 box = whisker.locator("svg").bounding_box()
