@@ -14,17 +14,24 @@ export PODIUM_SHARED_DIR ?= $(abspath ../shared)
 # `make serve` takes what the server and the fast hosted baselines need, no torch, so that it is up
 # quickly on a fresh machine; `make install` (and so `make test`, `make serve-full`) takes everything:
 # the test tools and every hosted baseline, the MiniLM ones with torch.
+# The serve tier installs with uv (pinned too): pip took 147 s for it on a fresh clone, uv 19 s with
+# an empty cache (bench/RESULTS.md, "Installation per tier"). The full tier keeps pip, which takes the
+# CPU build of torch where the machine's pip configuration offers one.
 PIP := $(PY) -m pip install --quiet --constraint constraints.txt
+UV := $(VENV)/bin/uv pip install --quiet --python $(PY) --constraint constraints.txt
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) --upgrade pip
 
-$(VENV)/.installed-serve: pyproject.toml constraints.txt | $(VENV)/bin/python
-	$(PIP) -e '.[baselines-light]'
+$(VENV)/bin/uv: | $(VENV)/bin/python
+	$(PIP) uv
+
+$(VENV)/.installed-serve: pyproject.toml constraints.txt | $(VENV)/bin/uv
+	$(UV) -e '.[baselines-light]'
 	touch $@
 
 $(VENV)/.installed: pyproject.toml constraints.txt | $(VENV)/bin/python
+	$(PIP) --upgrade pip
 	$(PIP) -e '.[test,baselines]'
 	touch $@ $(VENV)/.installed-serve
 
@@ -39,7 +46,7 @@ lock:
 	rm -rf $(LOCK_VENV)
 	$(PYTHON) -m venv $(LOCK_VENV)
 	$(LOCK_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(LOCK_VENV)/bin/python -m pip install --quiet '.[test,baselines]'
+	$(LOCK_VENV)/bin/python -m pip install --quiet '.[test,baselines,installer]'
 	{ echo "# Every package of a full installation, pinned (make lock writes this file; pip uses it through"; \
 	  echo "# --constraint in the Makefile, the Dockerfile and so CI). pyproject.toml keeps the ranges."; \
 	  $(LOCK_VENV)/bin/python -m pip freeze --all --exclude podium | sed -E 's/\+[A-Za-z0-9.]+$$//'; \

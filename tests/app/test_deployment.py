@@ -158,6 +158,9 @@ def make_dry_run(target: str) -> str:
 def test_make_serve_installs_no_torch_and_make_install_everything() -> None:
     serve = make_dry_run("serve")
     assert "--constraint constraints.txt -e '.[baselines-light]'" in serve
+    # with uv (pip took 147 s, uv 19 s), itself installed at its pinned version
+    assert "/bin/uv pip install" in serve and "pip install --quiet --constraint constraints.txt uv" in serve
+    assert "uv" in pins()
     assert "baselines]" not in serve.replace("baselines-light]", "")
     assert "--constraint constraints.txt -e '.[test,baselines]'" in make_dry_run("install")
     assert "--constraint constraints.txt -e '.[test,baselines]'" in make_dry_run("serve-full")
