@@ -137,15 +137,14 @@ def _from_form(form: dict[str, str]) -> dict[str, Any]:
     or a limit, a time gets its zone (the form's times are UTC), digits become a number; anything else
     is passed on as text for the service to refuse with its message."""
     values: dict[str, Any] = {}
-    for key in ("starts_at", "ends_at"):
-        text = form[key].strip()
-        values[key] = f"{text}Z" if text else None
-    for key in ("daily_limit", "total_limit"):
-        text = form[key].strip()
-        values[key] = None if not text else int(text) if text.isascii() and text.isdigit() else text
-    values["visibility"] = form["visibility"]
-    # Browsers send a textarea's line breaks as CRLF; stored as written, every save would log a change.
-    values["description"] = form["description"].replace("\r\n", "\n")
+    for key, text in form.items():
+        if key in ("starts_at", "ends_at"):
+            values[key] = f"{text.strip()}Z" if text.strip() else None
+        elif key in ("daily_limit", "total_limit"):
+            text = text.strip()
+            values[key] = None if not text else int(text) if text.isascii() and text.isdigit() else text
+        else:
+            values[key] = text
     return values
 
 
@@ -170,10 +169,15 @@ def edit_phase(
         "daily_limit": daily_limit,
         "total_limit": total_limit,
         "visibility": visibility,
-        "description": description,
+        # Browsers send a textarea's line breaks as CRLF; compared as sent, every save would change it.
+        "description": description.replace("\r\n", "\n"),
     }
+    # Only the fields changed from what the form showed go to the service, so a field left alone keeps
+    # its stored value exactly (a time the form shows to the minute is not rounded by saving).
+    shown = _form_values(phase_row)
+    edited = {key: value for key, value in form.items() if value != shown[key]}
     try:
-        logged = phase_edits.edit_phase(session, viewer, phase_row, _from_form(form))
+        logged = phase_edits.edit_phase(session, viewer, phase_row, _from_form(edited))
     except InvalidInput as exc:
         return _organize_page(request, session, viewer, ref, edit=form, edit_error=exc)
     changed = ", ".join(c.field for c in logged) or "nothing (every value was already so)"

@@ -6,8 +6,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from fastapi.testclient import TestClient
+from sqlalchemy import select, update
 
 from app.storage.db import Database
+from app.storage.models import Phase
 from app.storage.types import utcnow
 from tests.app.builders import HALF, phase_spec, utc
 from tests.app.web.test_api import PHASE, auth, entries, setup, upload, wait
@@ -148,3 +150,30 @@ def test_the_edit_form_uses_the_same_rules_and_shows_the_log(db: Database, clien
     ada_form = {**form, "csrf_token": token(client.get(BOARD)), "daily_limit": "9"}
     assert client.post(f"{BOARD}/organize/phase", data=ada_form).status_code == 403
     assert client.get("/api/v1/competitions/comp/tasks/labels/phases/dev").json()["daily_limit"] == 2
+
+
+def test_the_form_leaves_alone_what_was_not_changed(db: Database, client: TestClient) -> None:
+    """An imported phase may hold what the form's rules would refuse now (a time with seconds, a very long
+    description): saving the form for another field keeps them exactly, and logs only that field."""
+    setup(db, phase_spec(starts_at=utc("2026-01-01T00:00Z")))
+    long_description = "An imported page. " * 2000
+    with db.session() as session:
+        session.execute(update(Phase).values(starts_at=utc("2026-01-01T08:30:45Z"), description=long_description))
+        session.commit()
+    login(client, "olga")
+    page = client.get(f"{BOARD}/organize")
+    assert 'name="starts_at" value="2026-01-01T08:30"' in page.text
+    form = {
+        "csrf_token": token(page),
+        "starts_at": "2026-01-01T08:30",
+        "ends_at": "",
+        "daily_limit": "4",
+        "total_limit": "",
+        "visibility": "public",
+        "description": long_description,
+    }
+    saved = client.post(f"{BOARD}/organize/phase", data=form)
+    assert "Phase saved; changed: daily_limit." in text(saved)
+    with db.session() as session:
+        assert session.scalar(select(Phase.starts_at)) == utc("2026-01-01T08:30:45Z")
+        assert session.scalar(select(Phase.description)) == long_description
