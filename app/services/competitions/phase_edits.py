@@ -26,7 +26,7 @@ from app.storage.types import utcnow
 #: The settings an organizer may change, in the order the log and the form show them.
 EDITABLE = ("starts_at", "ends_at", "daily_limit", "total_limit", "visibility", "description")
 #: Descriptions are Markdown shown on every page of the phase; this keeps one from filling the database.
-MAX_DESCRIPTION = 20_000
+MAX_DESCRIPTION = 100_000
 
 
 def _as_text(value: object) -> str | None:

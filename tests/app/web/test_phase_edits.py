@@ -153,10 +153,10 @@ def test_the_edit_form_uses_the_same_rules_and_shows_the_log(db: Database, clien
 
 
 def test_the_form_leaves_alone_what_was_not_changed(db: Database, client: TestClient) -> None:
-    """An imported phase may hold what the form's rules would refuse now (a time with seconds, a very long
-    description): saving the form for another field keeps them exactly, and logs only that field."""
+    """An imported phase may hold a time with seconds, which the form shows to the minute: saving the form
+    for another field keeps it exactly, and logs only that field."""
     setup(db, phase_spec(starts_at=utc("2026-01-01T00:00Z")))
-    long_description = "An imported page. " * 2000
+    long_description = "An imported page. " * 2000  # long, but within what a phase's description may be
     with db.session() as session:
         session.execute(update(Phase).values(starts_at=utc("2026-01-01T08:30:45Z"), description=long_description))
         session.commit()
