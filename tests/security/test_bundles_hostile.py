@@ -89,7 +89,7 @@ CASES = [
     pytest.param(bundle(task={"scorer": "test-labelz"}), "tasks[0].scorer", unknown_scorer, id="wrong-scorer"),
     pytest.param(
         bundle(task={"scorer_options": {"crash": "yes"}}),
-        "tasks[0].scorer_options",
+        "tasks[0].scorer_options.crash",
         "option 'crash' of test-labels must be of type bool, not str",
         id="option-of-wrong-type",
     ),
