@@ -316,6 +316,10 @@ def demo_command(
             help="Run the fast hosted baselines (no GPU) once on each example phase: the boards get baseline rows.",
         ),
     ] = True,
+    wait: Annotated[
+        bool,
+        typer.Option("--wait/--no-wait", help="Run the baselines now, or only queue them for `podium serve` to run."),
+    ] = True,
     timeout: Annotated[
         float, typer.Option("--timeout", min=1, help="Seconds to wait for the baselines; the server finishes the rest.")
     ] = 600,
@@ -341,7 +345,9 @@ def demo_command(
         typer.echo(f"Example competitions (from {source}):")
         for slug, created in report.competitions:
             typer.echo(f"  {slug:<14} {'created' if created else 'already there'}")
-        if report.baseline_runs:
+        if report.baseline_runs and not wait:
+            typer.echo(f"Hosted baselines: {len(report.baseline_runs)} runs queued; `podium serve` runs them.")
+        elif report.baseline_runs:
             typer.echo(f"Hosted baselines ({len(report.baseline_runs)} runs, once per example phase):")
             finished = _run_queued_jobs(database, settings, timeout)
             _report_baselines(database, report.baseline_runs, finished)

@@ -7,10 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fastapi.testclient import TestClient
 from sqlalchemy import select
 from typer.testing import CliRunner, Result
 
 from app.cli import app
+from app.config import Settings
+from app.main import create_app
 from app.services.accounts import users
 from app.services.boards.snapshot import compute_snapshot
 from app.services.competitions import catalog
@@ -111,6 +114,19 @@ def test_demo_runs_the_fast_hosted_baselines_once_so_the_boards_have_baseline_ro
         assert entry.candidate.baseline and entry.candidate.team == "svident-tfidf-lr"
     again = run(db, "demo")
     assert again.exit_code == 0 and "Hosted baselines" not in again.stdout  # once per phase
+
+
+def test_make_serve_queues_the_demo_baselines_and_the_server_runs_them(db: Database, tmp_path: Path) -> None:
+    queued = run(db, "demo", "--no-wait")
+    assert queued.exit_code == 0, queued.stderr
+    assert re.search(r"^Hosted baselines: \d+ runs queued; `podium serve` runs them\.$", queued.stdout, re.MULTILINE)
+    with db.session() as session:
+        assert {r.status for r in session.scalars(select(BaselineRun))} == {"queued"}
+    settings = Settings(database_url=db.url, workers=1, data_dir=tmp_path)
+    with TestClient(create_app(settings)) as client:  # the server's pool takes the waiting runs on start
+        assert client.app.state.podium.queue.wait_idle(300)  # type: ignore[attr-defined]
+        board = client.get("/api/v1/competitions/famus/tasks/sv/phases/test/leaderboard").json()
+    assert [(e["team"], e["baseline"]) for e in board["entries"]] == [("famus-sv-lemma", True)]
 
 
 def test_db_upgrade_reports_the_revision(db: Database) -> None:
