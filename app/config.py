@@ -8,8 +8,9 @@ The README's "Settings" table lists the same fields; keep them in step.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MB = 1024 * 1024
@@ -91,11 +92,40 @@ class Settings(BaseSettings):
         default="http://127.0.0.1:8000",
         description="The server's address as people reach it; `podium user reset-link` builds its links on it.",
     )
+    program_runtimes: str = Field(
+        default="",
+        description='JSON object mapping the image a CodaLab bundle names to a Python environment folder; "*" is the '
+        "default (else the server's own environment).",
+    )
+    program_sandbox: Literal["bwrap", "none"] = Field(
+        default="bwrap",
+        description="How scoring programs are isolated: bwrap (bubblewrap); none runs them unprotected and is only "
+        "for operators who choose it deliberately.",
+    )
+
+    @field_validator("program_runtimes")
+    @classmethod
+    def _runtime_table(cls, value: str) -> str:
+        # The table is checked when the settings are read, so a typo stops the server at start, not a submission.
+        from sandbox import RuntimeProblem, parse_runtimes
+
+        try:
+            parse_runtimes(value)
+        except RuntimeProblem as exc:
+            raise ValueError(f"PODIUM_PROGRAM_RUNTIMES: {exc}") from None
+        return value
 
     @property
     def plugin_modules(self) -> tuple[str, ...]:
         """The modules named by ``plugins``, in order."""
         return tuple(name.strip() for name in self.plugins.split(",") if name.strip())
+
+    @property
+    def runtime_table(self) -> dict[str, Path]:
+        """``program_runtimes`` as image name -> environment folder."""
+        from sandbox import parse_runtimes
+
+        return parse_runtimes(self.program_runtimes)
 
 
 def load_settings() -> Settings:
