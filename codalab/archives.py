@@ -8,10 +8,14 @@ the archive are kept, so that a program can name ``./run.sh``; nothing else of t
 from __future__ import annotations
 
 import io
+import lzma
 import os
 import stat
 import zipfile
+import zlib
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from typing import IO, Any
 
 #: Folder names that archiving tools add and that are never data.
 JUNK_FOLDERS = ("__MACOSX",)
@@ -25,49 +29,96 @@ def is_zip(data: bytes) -> bool:
     return data[:4] in (b"PK\x03\x04", b"PK\x05\x06")
 
 
-def _member_path(into: Path, name: str) -> Path | None:
+def _member_path(into: Path, name: str, what: str) -> Path | None:
     """Where a member lands, or None for junk; raises for names that would leave ``into``."""
     pure = PurePosixPath(name)
     if name.startswith("/") or "\\" in name or "\x00" in name or ".." in pure.parts or ":" in name:
-        raise ArchiveProblem(f"the archive entry {name[:200]!r} leaves its folder")
+        raise ArchiveProblem(f"the {what} entry {name[:200]!r} leaves its folder")
     parts = [p for p in pure.parts if p not in ("", ".")]
     if not parts or parts[0] in JUNK_FOLDERS or parts[-1] == ".DS_Store":
         return None
     return into.joinpath(*parts)
 
 
-def unpack(data: bytes, into: Path, *, max_bytes: int, max_entries: int, what: str = "archive") -> int:
-    """Unpack the zip ``data`` into the folder ``into``; returns the bytes written. Raises ``ArchiveProblem``."""
+def _members(data: bytes, into: Path, max_entries: int, what: str) -> Iterator[tuple[zipfile.ZipFile, Any, Path]]:
+    """The archive's members that are data, with where each lands; raises for anything unsafe."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         members = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, NotImplementedError) as exc:
         raise ArchiveProblem(f"the {what} is not a readable zip archive ({exc})") from None
     if len(members) > max_entries:
         raise ArchiveProblem(f"the {what} holds {len(members)} entries; at most {max_entries} are accepted")
-    into.mkdir(parents=True, exist_ok=True)
-    written = 0
     for member in members:
-        target = _member_path(into, member.filename)
-        mode = member.external_attr >> 16
+        target = _member_path(into, member.filename, what)
         if target is None:
             continue
-        if stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
+        if stat.S_IFMT(member.external_attr >> 16) not in (0, stat.S_IFREG, stat.S_IFDIR):
             raise ArchiveProblem(f"the {what} entry {member.filename[:200]!r} is a link or a special file")
+        yield archive, member, target
+
+
+def _copy(archive: zipfile.ZipFile, member: Any, sink: IO[bytes] | None, budget: int, what: str) -> int:
+    """Decompress one member into ``sink`` (or nowhere), at most ``budget`` bytes; returns how many it held."""
+    written = 0
+    try:
+        with archive.open(member) as source:
+            while chunk := source.read(1 << 20):
+                written += len(chunk)
+                if written > budget:
+                    raise ArchiveProblem(f"the {what} unpacks to more than the bytes allowed")
+                if sink is not None:
+                    sink.write(chunk)
+    except ArchiveProblem:
+        raise
+    # Damaged data: zlib.error (deflate), LZMAError, and the OSError or ValueError of bzip2 and zipfile.
+    except (
+        zipfile.BadZipFile,
+        NotImplementedError,
+        EOFError,
+        RuntimeError,
+        OSError,
+        ValueError,
+        zlib.error,
+        lzma.LZMAError,
+    ) as exc:
+        raise ArchiveProblem(f"the {what} entry {member.filename[:200]!r} cannot be unpacked ({exc})") from None
+    return written
+
+
+def check(data: bytes, *, max_bytes: int, max_entries: int, what: str = "archive") -> int:
+    """What ``unpack`` checks, without writing anything; returns the bytes it would write."""
+    total = 0
+    for archive, member, _ in _members(data, Path("/"), max_entries, what):
+        if not member.is_dir():
+            try:
+                total += _copy(archive, member, None, max_bytes - total, what)
+            except ArchiveProblem as exc:
+                raise _too_large(exc, what, max_bytes) from None
+    return total
+
+
+def _too_large(exc: ArchiveProblem, what: str, max_bytes: int) -> ArchiveProblem:
+    if "bytes allowed" in str(exc):
+        return ArchiveProblem(f"the {what} unpacks to more than {max_bytes} bytes")
+    return exc
+
+
+def unpack(data: bytes, into: Path, *, max_bytes: int, max_entries: int, what: str = "archive") -> int:
+    """Unpack the zip ``data`` into the folder ``into``; returns the bytes written. Raises ``ArchiveProblem``."""
+    into.mkdir(parents=True, exist_ok=True)
+    written = 0
+    for archive, member, target in _members(data, into, max_entries, what):
         if member.is_dir():
             target.mkdir(parents=True, exist_ok=True)
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            with archive.open(member) as source, target.open("wb") as sink:
-                while chunk := source.read(1 << 20):
-                    written += len(chunk)
-                    if written > max_bytes:
-                        raise ArchiveProblem(f"the {what} unpacks to more than {max_bytes} bytes")
-                    sink.write(chunk)
-        except (zipfile.BadZipFile, NotImplementedError, EOFError, RuntimeError, OSError) as exc:
-            raise ArchiveProblem(f"the {what} entry {member.filename[:200]!r} cannot be unpacked ({exc})") from None
-        if mode & 0o111:
+        with target.open("wb") as sink:
+            try:
+                written += _copy(archive, member, sink, max_bytes - written, what)
+            except ArchiveProblem as exc:
+                raise _too_large(exc, what, max_bytes) from None
+        if (member.external_attr >> 16) & 0o111:
             os.chmod(target, 0o755)  # noqa: S103 (a program's own executable, as it was packed)
     return written
 

@@ -123,6 +123,9 @@ class Scorer(ABC, Generic[G, P, S]):
     per_unit_breakdown: ClassVar[str | None] = "document"
     #: Breakdown dimensions whose columns a leaderboard may show next to the metrics.
     leaderboard_breakdowns: ClassVar[tuple[str, ...]] = ()
+    #: ``parse_submission`` receives the uploaded bytes as they are (a zip of several files stays a zip)
+    #: instead of the one file ``unpack_submission`` takes out of a zip.
+    raw_submission: ClassVar[bool] = False
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         #: The resolved option values (defaults overlaid with what the task's configuration gives).
@@ -230,6 +233,11 @@ class Scorer(ABC, Generic[G, P, S]):
         Refusals and their messages may depend on ``data``, ``public`` and the scorer's options only.
         """
 
+    def parse_raw(self, data: bytes, public: P, *, max_bytes: int) -> S:
+        """For a ``raw_submission`` scorer: ``parse_submission`` of the upload as it is, with the server's
+        bound on what it may unpack to (``max_bytes``); the default ignores the bound."""
+        return self.parse_submission(data, public)
+
     @abstractmethod
     def unit_stats(self, gold: G, submission: S) -> dict[str, UnitStats]:
         """Per-unit statistics, keyed by unit id (document id, or ``lang/doc`` group)."""
@@ -288,7 +296,7 @@ class Scorer(ABC, Generic[G, P, S]):
     def score(self, gold_bytes: bytes, submission_bytes: bytes) -> ScoreReport:
         """Parse both files (unzipping the submission if needed) and compute."""
         gold = self.parse_gold(gold_bytes)
-        content, _ = unpack_submission(submission_bytes)
+        content = submission_bytes if self.raw_submission else unpack_submission(submission_bytes)[0]
         return self.compute(gold, self.parse_submission(content, self.public_view(gold)))
 
 

@@ -15,6 +15,7 @@ import gc
 import io
 import json
 import random
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 import pytest
 
 from scorers import ValidationError, get_scorer, scorer_names
+from tests.codalab import tiny
 from tests.conftest import shared_dir
 from tests.scorers.collector import MAX_PASSES, collector_passes
 
@@ -148,6 +150,13 @@ def perfect_regression(gold: bytes) -> tuple[bytes, dict[str, float]]:
     return json.dumps(values).encode(), perfect
 
 
+def perfect_program(gold: bytes) -> tuple[bytes, dict[str, float]]:
+    """The reference data's own lines as the prediction of the tiny scoring program (tests/codalab/tiny.py)."""
+    reference = zipfile.ZipFile(io.BytesIO(zipfile.ZipFile(io.BytesIO(gold)).read("reference.zip")))
+    truth = reference.read("truth.txt").decode().split()
+    return tiny.result(truth), {"accuracy": 1.0, "lines": float(len(truth))}
+
+
 PERFECT: dict[str, tuple[str, Callable[[bytes], tuple[bytes, dict[str, float]]]]] = {
     # scorer: (a conformance case whose gold has no documented cap, builder)
     "svident-detection": ("val-perfect", perfect_svident_detection),
@@ -160,6 +169,7 @@ PERFECT: dict[str, tuple[str, Callable[[bytes], tuple[bytes, dict[str, float]]]]
     "trec": ("", perfect_trec),
     "classification": ("", perfect_classification),
     "regression": ("", perfect_regression),
+    "program": ("", perfect_program),
 }
 
 

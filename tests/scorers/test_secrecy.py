@@ -26,6 +26,7 @@ from tests.scorers.secrecy import PAIRS, Pair
 from tests.scorers.secrecy import famus as _famus  # noqa: F401  (each module declares its generators)
 from tests.scorers.secrecy import generic as _generic  # noqa: F401
 from tests.scorers.secrecy import labels as _labels  # noqa: F401
+from tests.scorers.secrecy import program as _program  # noqa: F401
 from tests.scorers.secrecy import scier as _scier  # noqa: F401
 from tests.scorers.secrecy import svident as _svident  # noqa: F401
 

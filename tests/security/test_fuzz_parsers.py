@@ -12,6 +12,7 @@ fuzzed as soon as it has an example bundle.
 from __future__ import annotations
 
 import copy
+import io
 import json
 import math
 import zipfile
@@ -23,13 +24,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scorers import InvalidSubmission, Scorer, ValidationError, get_scorer, unpack_submission
+from scorers import InvalidSubmission, Scorer, ValidationError, get_scorer, scorer_class, unpack_submission
 from scorers.families import trec_measures
+from scorers.generic.program import ProgramFailed
 from tests.security.hostile_files import CENTRAL, CENTRAL_VERSION, patch_header, zipped
 from tests.security.seed_examples import example, seed_scorers
 
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-SCORERS = seed_scorers()
+#: The scorers of text formats, whose files these tests mutate as text; a scoring program's results are a zip
+#: (``raw_submission``), mutated as a zip below.
+SCORERS = [name for name in seed_scorers() if not scorer_class(name).raw_submission]
+ARCHIVE_SCORERS = [name for name in seed_scorers() if scorer_class(name).raw_submission]
 
 
 @cache
@@ -294,6 +299,38 @@ def test_zipped_mutations_are_refused_or_accepted_cleanly(name: str, data: st.Da
         at = data.draw(st.integers(0, len(archive) - 1))
         archive = archive[:at] + bytes([data.draw(st.integers(0, 255))]) + archive[at + 1 :]
     unpack_parse_or_refuse(name, archive)
+
+
+@pytest.mark.parametrize("name", ARCHIVE_SCORERS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_damaged_result_archives_are_refused_or_scored_cleanly(name: str, data: st.DataObject) -> None:
+    """A scoring program's results zip, with entries renamed, added and the bytes damaged: refused with named
+    problems, or accepted and scored (what the program makes of odd files is its business: a run that gives no
+    scores fails the submission, never the server)."""
+    inner = zipfile.ZipFile(io.BytesIO(example(name).submission))
+    entries = {info.filename: inner.read(info) for info in inner.infolist()}
+    entry = data.draw(st.sampled_from(["prediction.txt", "a/b/prediction.txt", "../x", "/abs", "C:x", "dir/"]))
+    extras = data.draw(st.sampled_from([{}, {"__MACOSX/._x": b"junk"}, {"second.txt": b"{}"}]))
+    archive = zipped({entry: next(iter(entries.values())), **extras})
+    damage = data.draw(st.sampled_from(["none", "truncate", "byte"]))
+    if damage == "truncate":
+        archive = archive[: data.draw(st.integers(0, len(archive) - 1))]
+    elif damage == "byte":
+        at = data.draw(st.integers(0, len(archive) - 1))
+        archive = archive[:at] + bytes([data.draw(st.integers(0, 255))]) + archive[at + 1 :]
+    scorer, gold = scorer_and_gold(name)
+    try:
+        parsed = scorer.parse_submission(archive, scorer.public_view(gold))
+    except ValidationError as exc:
+        assert isinstance(exc, InvalidSubmission) and exc.problems and all(p.message for p in exc.problems)
+        return
+    try:
+        metrics = scorer.compute(gold, parsed).metrics
+    except ProgramFailed as failed:
+        assert failed.outcome.run is not None and not failed.outcome.ok
+        return
+    assert all(math.isfinite(v) for v in metrics.values()), metrics
 
 
 @pytest.mark.parametrize(

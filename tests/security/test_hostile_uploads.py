@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from app.storage.db import Database
+from scorers import scorer_class
 from tests.security import hostile_files as hostile
 from tests.security.hostile_files import MB
 from tests.security.live_server import TIMEOUT, LiveServer, peak_rss_kb, serve, upload, wait_scored
@@ -214,6 +215,36 @@ HOSTILE = [
         ("is not one of",),
     ),
     Hostile("a NaN rating", "regression", lambda ex: ex.submission.replace(b"5.0", b"NaN", 1), ("NaN",)),
+    # A scoring program reads a zip of result files: its names, links and size are checked at upload.
+    Hostile("results that are not a zip", "program", lambda ex: b"cat\ndog\n", ("is a zip archive",)),
+    Hostile(
+        "a results zip bomb",
+        "program",
+        lambda ex: hostile.zip_bomb(256 * MB, "prediction.txt"),
+        ("zip archive", f"unpacks to more than {UNZIPPED_LIMIT} bytes"),
+        filename="results.zip",
+    ),
+    Hostile(
+        "results with '..'",
+        "program",
+        lambda ex: hostile.zipped({"../../prediction.txt": b"cat"}),
+        ("'../../prediction.txt' leaves its folder",),
+        filename="results.zip",
+    ),
+    Hostile(
+        "results with a link",
+        "program",
+        lambda ex: hostile.symlink_zip(),
+        ("is a link or a special file",),
+        filename="results.zip",
+    ),
+    Hostile(
+        "results of too many files",
+        "program",
+        lambda ex: hostile.zipped({f"{i}": b"" for i in range(10_001)}, zipfile.ZIP_STORED),
+        ("holds 10001 entries; at most 10000",),
+        filename="results.zip",
+    ),
 ]
 
 
@@ -250,7 +281,10 @@ def test_a_valid_file_zipped_is_accepted_and_scored_for_every_scorer(server: Liv
     """The counterpart of the refusals: the same phases take a good file, bare or zipped."""
     before = server.count_submissions()
     for name in seed_scorers():
-        accepted = upload(server, name, hostile.zipped({"submission.json": example(name).submission}), "run.zip")
+        # A scoring program's results are a zip already.
+        data = example(name).submission
+        data = data if scorer_class(name).raw_submission else hostile.zipped({"submission.json": data})
+        accepted = upload(server, name, data, "run.zip")
         assert accepted.status_code == 202, accepted.text
         assert wait_scored(server, accepted.json()["id"])["status"] == "scored"
     assert server.count_submissions() == before + len(seed_scorers())

@@ -1,0 +1,28 @@
+"""Pairs for the ``program`` scorer: one scoring program, other reference data.
+
+What a submission is checked against at upload is its archive alone (names, links, size), never the
+reference data, which only the sandboxed program reads when scoring.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from tests.codalab import tiny
+from tests.scorers.secrecy import GARBAGE, Pair, pairs_for
+
+LABELS = st.sampled_from(["a", "b", "c"])
+
+
+@pairs_for("program")
+@st.composite
+def program(draw: st.DrawFn) -> Pair:
+    size = draw(st.integers(min_value=1, max_value=4))
+    truths = [draw(st.lists(LABELS, min_size=size, max_size=size)) for _ in range(2)]
+    prediction = draw(st.lists(LABELS, min_size=size, max_size=size))
+    submissions = (
+        tiny.result(prediction),
+        tiny.zip_of({"../prediction.txt": b"a"}),
+        draw(st.sampled_from(GARBAGE)),
+    )
+    return Pair(tiny.gold(truths[0]), tiny.gold(truths[1]), submissions, dict(tiny.OPTIONS))
