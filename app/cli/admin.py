@@ -246,22 +246,37 @@ def token_create_command(
 
 @competition_app.command("create")
 def competition_create_command(
-    bundle: Annotated[Path, typer.Argument(help="The bundle's YAML file, or the folder holding competition.yaml.")],
+    bundle: Annotated[
+        Path,
+        typer.Argument(
+            help="The bundle's YAML file, the folder holding competition.yaml, or a zip of it "
+            "(Podium, CodaLab v1.5 or Codabench v2)."
+        ),
+    ],
     data_dir: Annotated[
         Path | None, typer.Option("--data-dir", help="Folder for `data:` entries (default: PODIUM_DATA_DIR).")
     ] = None,
 ) -> None:
     """Put a competition online from a bundle; every mistake is reported with its key path."""
-    from app.services.bundles.loader import load_bundle
+    from app.services.bundles.codalab_bundles import read_bundle
     from app.services.bundles.spec import BundleError
+    from app.services.bundles.uploads import bundle_from_upload
     from app.services.competitions import catalog
     from app.services.errors import ServiceError
 
     settings = settings_or_fail()
+    folder = data_dir or settings.data_dir
     try:
-        spec = load_bundle(bundle, data_dir or settings.data_dir)
+        if bundle.is_file() and bundle.suffix.lower() == ".zip":
+            data = bundle.read_bytes()
+            loaded = bundle_from_upload(data, data_dir=folder, max_bytes=settings.max_bundle_bytes, may_read_data=True)
+        else:
+            loaded = read_bundle(bundle, folder)
     except BundleError as exc:
         fail(exc.summary())
+    except OSError as exc:
+        fail(f"cannot read {bundle}: {exc.strerror or exc}")
+    spec = loaded.spec
     with open_database(settings) as database, database.session() as session:
         try:
             catalog.create_competition(session, spec)
@@ -269,9 +284,10 @@ def competition_create_command(
             fail(service_message(exc))
         session.commit()
     phases = sum(len(task.phases) for task in spec.tasks)
-    typer.echo(f"created competition {spec.slug}: {len(spec.tasks)} task(s), {phases} phase(s)")
-    for key, message in spec.warnings:
-        typer.echo(f"warning: {key}: {message}", err=True)
+    source = "" if loaded.format == "podium" else f" from a {loaded.format} bundle"
+    typer.echo(f"created competition {spec.slug}{source}: {len(spec.tasks)} task(s), {phases} phase(s)")
+    for key, message in loaded.warnings:
+        typer.echo(f"warning: {key}: {message}" if key else f"warning: {message}", err=True)
 
 
 def _run_queued_jobs(database: Any, settings: Any, timeout: float) -> bool:

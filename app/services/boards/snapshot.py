@@ -56,6 +56,8 @@ class PhaseFacts:
     ends_at: datetime | None
     #: The board shows intervals and comparisons (the bundle's ``intervals``).
     intervals: bool = True
+    #: Imported with an ingestion program: result submissions only, code submissions are not run yet.
+    ingestion_program: bool = False
 
     @property
     def ref(self) -> PhaseRef:
@@ -89,6 +91,7 @@ class PhaseFacts:
             starts_at=phase.starts_at,
             ends_at=phase.ends_at,
             intervals=phase.intervals,
+            ingestion_program=phase.ingestion_program,
         )
 
 

@@ -48,7 +48,7 @@ TASK_KEYS = _keys("slug title scorer phases", "description scorer_options traini
 PHASE_KEYS = _keys(
     "slug title gold",
     "description starts_at ends_at public_files daily_limit total_limit visibility selection max_upload_bytes "
-    "opaque_ids intervals",
+    "opaque_ids intervals execution_time_limit show_program_stderr ingestion_program",
 )
 FILE_KEYS = _keys("", "path data derive from name")
 
@@ -269,6 +269,13 @@ class _Reader(KeyPathChecker):
         selection = self.choice(m, "selection", path, SELECTION)
         opaque_ids = self.flag(m, "opaque_ids", path)
         intervals = self.flag(m, "intervals", path, default=True)
+        execution_time_limit = self.positive(m, "execution_time_limit", path)
+        show_program_stderr = self.flag(m, "show_program_stderr", path)
+        ingestion_program = self.flag(m, "ingestion_program", path)
+        program = scorer is not None and scorer.name == "program"
+        for key in ("execution_time_limit", "show_program_stderr", "ingestion_program"):
+            if key in m and scorer is not None and not program:
+                self.add(key_path(path, key), "only a phase scored by a scoring program (scorer: program) takes it")
         if opaque_ids and scorer is not None and scorer.name not in renamable_formats():
             self.add(
                 key_path(path, "opaque_ids"),
@@ -291,6 +298,9 @@ class _Reader(KeyPathChecker):
             max_upload_bytes=max_upload_bytes,
             opaque_ids=opaque_ids,
             intervals=intervals,
+            execution_time_limit=execution_time_limit,
+            show_program_stderr=show_program_stderr,
+            ingestion_program=ingestion_program,
         )
 
     def gold(self, m: dict[str, Any], path: str, scorer: Scorer[Any, Any, Any] | None) -> BundleFile | None:

@@ -108,6 +108,10 @@ class GoldRef:
     #: intervals: a score's interval is computed with them when it is recorded.
     seed: int = 0
     intervals: bool = True
+    #: For scoring programs: the phase's wall-time limit (seconds; None: the default) and whether a team
+    #: reads the end of the program's stderr when its submission failed.
+    time_limit: int | None = None
+    show_stderr: bool = False
 
     @property
     def key(self) -> GoldKey:
@@ -126,6 +130,8 @@ def gold_of(session: Session, phase_id: int) -> GoldRef:
             Task.slug.label("task"),
             Phase.slug.label("phase"),
             Phase.intervals,
+            Phase.execution_time_limit,
+            Phase.show_program_stderr,
         )
         .join(Task, Task.id == Phase.task_id)
         .join(Competition, Competition.id == Task.competition_id)
@@ -140,6 +146,8 @@ def gold_of(session: Session, phase_id: int) -> GoldRef:
         dict(row.scorer_options or {}),
         seed=phase_seed(row.competition, row.task, row.phase),
         intervals=bool(row.intervals),
+        time_limit=row.execution_time_limit,
+        show_stderr=bool(row.show_program_stderr),
     )
 
 

@@ -2,7 +2,8 @@
 
 Claiming the submission and reading its file is one short transaction, storing the score another,
 each retried after transient errors (``RetryPolicy``); the scorer runs outside any transaction, on
-gold from the process's cache, while a heartbeat thread renews the lease. When a step
+gold from the process's cache, while a heartbeat thread renews the lease (a scoring program, the
+``program`` scorer, runs the same way: ``app.services.scoring.programs``). When a step
 gives up, the submission is failed with the reason for the organizers and the quota given back.
 A scorer that raises fails the submission the same way (the platform's fault: the file passed
 validation at upload).
@@ -14,15 +15,18 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy.orm import Session
 
 from app.services.jobs.kinds import SCORING, JobContext, JobKind
 from app.services.jobs.retry import GaveUp, error_text
-from app.services.scoring import steps
+from app.services.scoring import programs, steps
 from app.services.scoring.steps import Claim
 from app.storage.models import Submission
 from app.storage.types import utcnow
+from scorers import ScoreReport
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +52,13 @@ def score_submission(ctx: JobContext, submission_id: int) -> None:
                 f"reading the gold of submission {submission_id}",
                 lambda: ctx.read(lambda s: steps.load_gold(s, held, gold_cache=ctx.gold_cache)),
             )
-            report = steps.compute(gold, data, limits=ctx.limits)
-            interval = steps.interval(gold, held, report)
+            if programs.runs_program(gold):
+                ran: Scored | programs.ProgramResult = programs.run(
+                    gold, data, held, settings=ctx.settings, limits=ctx.limits
+                )
+            else:
+                report = steps.compute(gold, data, limits=ctx.limits)
+                ran = Scored(report, steps.interval(gold, held, report))
     except GaveUp as exc:
         ctx.give_up(SCORE_SUBMISSION, submission_id, exc, lambda s, reason: _fail(s, held, reason), claimed=True)
         return
@@ -61,7 +70,7 @@ def score_submission(ctx: JobContext, submission_id: int) -> None:
     try:
         retry(
             f"storing the score of submission {submission_id}",
-            lambda: ctx.write(lambda s: steps.record_score(s, held, report, now=utcnow(), interval=interval)),
+            lambda: ctx.write(lambda s: _record(s, held, ran)),
         )
     except GaveUp as exc:
         ctx.give_up(SCORE_SUBMISSION, submission_id, exc, lambda s, reason: _fail(s, held, reason), claimed=True)
@@ -79,6 +88,20 @@ def _claim(ctx: JobContext, session: Session, submission_id: int) -> tuple[Claim
         max_attempts=settings.max_attempts,
     )
     return None if held is None else (held, steps.submitted_file(session, held))
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A scorer's report and its interval, ready to store."""
+
+    report: ScoreReport
+    interval: dict[str, Any] | None
+
+
+def _record(session: Session, held: Claim, ran: Scored | programs.ProgramResult) -> bool:
+    if isinstance(ran, programs.ProgramResult):
+        return programs.record(session, held, ran, now=utcnow())
+    return steps.record_score(session, held, ran.report, now=utcnow(), interval=ran.interval)
 
 
 def _fail(session: Session, held: Claim, reason: str) -> bool:

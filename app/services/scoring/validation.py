@@ -15,5 +15,7 @@ def validate(gold: ParsedGold, data: bytes, limits: Limits) -> Any:
     against the gold's public view (never its answers, so that no refusal can depend on them), ready
     for ``gold.scorer.compute``. Raises the scorer's ``ValidationError`` listing the problems (a bad
     zip is one of them)."""
+    if gold.scorer.raw_submission:
+        return gold.scorer.parse_raw(data, gold.public, max_bytes=limits.max_unzipped_bytes)
     content, _ = unpack_submission(data, max_bytes=limits.max_unzipped_bytes, max_entries=limits.max_zip_entries)
     return gold.scorer.parse_submission(content, gold.public)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.services.accounts.access import is_organizer
@@ -21,7 +22,7 @@ from app.services.competitions.catalog import task_description
 from app.services.errors import NotFound
 from app.services.submissions import results
 from app.services.submissions.results import SubmissionRecord
-from app.storage.models import Phase, Submission, Team, User
+from app.storage.models import Phase, ProgramRun, Submission, Team, User
 from scorers import ScorerDescription
 
 
@@ -37,6 +38,59 @@ class SubmissionView:
     #: Whether the viewer is on the submitting team, organizes the competition, or neither.
     own: bool
     organizer: bool
+    #: How the scoring program ran (phases scored by a program): its logs for organizers only.
+    program_run: ProgramRunView | None = None
+
+
+@dataclass(frozen=True)
+class ProgramRunView:
+    """The latest run of a scoring program on the submission, as the viewer may see it.
+
+    Organizers read how it ended and the ends of its stdout and stderr (``logs``); the team reads the
+    program's detailed results page (sanitized when it was stored) where the phase's numbers are visible
+    to it, never the logs (its failure message says what it may know).
+    """
+
+    detailed_html: str | None
+    logs: ProgramLogs | None
+
+
+@dataclass(frozen=True)
+class ProgramLogs:
+    outcome: str
+    exit_code: int | None
+    signal: int | None
+    timed_out: bool
+    output_exceeded: bool
+    wall_seconds: float
+    stdout: str
+    stderr: str
+    stdout_bytes: int
+    stderr_bytes: int
+
+
+def program_run(session: Session, submission_id: int, *, organizer: bool, details: bool) -> ProgramRunView | None:
+    """The latest program run of the submission: logs for ``organizer``, the detailed results with ``details``."""
+    run = session.scalar(
+        select(ProgramRun).where(ProgramRun.submission_id == submission_id).order_by(ProgramRun.round.desc()).limit(1)
+    )
+    if run is None or not (organizer or details):
+        return None
+    logs = None
+    if organizer:
+        logs = ProgramLogs(
+            run.outcome,
+            run.exit_code,
+            run.signal,
+            run.timed_out,
+            run.output_exceeded,
+            run.wall_seconds,
+            run.stdout,
+            run.stderr,
+            run.stdout_bytes,
+            run.stderr_bytes,
+        )
+    return ProgramRunView(run.detailed_html if details else None, logs)
 
 
 def _not_found(submission_id: int) -> NotFound:
@@ -63,7 +117,8 @@ def view_submission(session: Session, viewer: User | None, submission_id: int, b
     if record is not None:
         team = team_of(session, viewer, task.competition_id) if viewer is not None else None
         own = team is not None and team.id == submission.team_id
-        return SubmissionView(record, ref, description, phase.selection, own=own, organizer=organizer)
+        run = program_run(session, submission_id, organizer=organizer, details=organizer or phase.metrics_public)
+        return SubmissionView(record, ref, description, phase.selection, own=own, organizer=organizer, program_run=run)
 
     if boards.get(ref, "public").entry_for(submission_id) is None:
         raise _not_found(submission_id)

@@ -31,6 +31,7 @@ from app.services.errors import InvalidInput, PhaseClosed, Unavailable
 from app.services.jobs.enqueue import enqueue_after_commit
 from app.services.scoring.gold import GoldCache, gold_key
 from app.services.scoring.job import SCORE_SUBMISSION
+from app.services.scoring.validation import validate
 from app.services.submissions import idempotency, quota
 from app.services.submissions.limits import (
     MAX_FILE_NAME,
@@ -44,7 +45,7 @@ from app.storage.blobs import put_blob, read_blob, sha256_hex
 from app.storage.db import end_read_transaction
 from app.storage.models import Blob, Phase, Submission, SubmissionStatus, User
 from app.storage.types import utcnow
-from scorers import ScorerError, ValidationError, unpack_submission
+from scorers import ScorerError, ValidationError
 
 log = logging.getLogger(__name__)
 
@@ -188,10 +189,7 @@ def _validate(session: Session, plan: _Plan, upload: Upload, limits: Limits, gol
             "this phase cannot check submissions at the moment; its organizers need to fix its gold or scorer"
         ) from None
     try:
-        content, _ = unpack_submission(
-            upload.data, max_bytes=limits.max_unzipped_bytes, max_entries=limits.max_zip_entries
-        )
-        parsed.scorer.parse_submission(content, parsed.public)
+        validate(parsed, upload.data, limits)
     except ValidationError as exc:
         raise InvalidInput(
             exc.summary().splitlines()[0],

@@ -26,7 +26,7 @@ from app.storage.models.competitions import (
 from app.storage.models.lease import LeasedRow
 from app.storage.models.operations import BrokerMarker, IdempotencyKey, JobCounter
 from app.storage.models.secrets import ServerSecret
-from app.storage.models.submissions import Blob, PhaseEntry, Score, Submission
+from app.storage.models.submissions import Blob, PhaseEntry, ProgramRun, Score, Submission
 
 __all__ = [
     "ApiToken",
@@ -48,6 +48,7 @@ __all__ = [
     "PhaseChange",
     "PhaseEntry",
     "PhaseFile",
+    "ProgramRun",
     "RunStatus",
     "Score",
     "Selection",

@@ -127,6 +127,12 @@ class Phase(Base):
     #: The board shows confidence intervals and neighbour comparisons (``intervals: false`` in the bundle
     #: turns both off).
     intervals: Mapped[bool] = mapped_column(default=True, server_default=true())
+    #: Scoring programs (the ``program`` scorer): the wall time one run may take, in seconds (None: 10 minutes),
+    #: and whether a team reads the end of the program's stderr when its submission failed.
+    execution_time_limit: Mapped[int | None]
+    show_program_stderr: Mapped[bool] = mapped_column(default=False, server_default=false())
+    #: The imported phase had an ingestion program (code submissions), which Podium does not run yet.
+    ingestion_program: Mapped[bool] = mapped_column(default=False, server_default=false())
 
     task: Mapped[Task] = relationship(back_populates="phases")
     files: Mapped[list[PhaseFile]] = relationship(order_by="PhaseFile.position")

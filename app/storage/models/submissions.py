@@ -114,3 +114,32 @@ class Score(Base):
 @event.listens_for(Score, "before_update")
 def _scores_are_immutable(mapper: Any, connection: Any, target: Score) -> None:
     raise ValueError(f"score {target.id} is immutable; rescoring adds a new round")
+
+
+class ProgramRun(Base):
+    """How a scoring program ran on one scoring round of a submission: for organizers, never the team.
+
+    ``stdout`` and ``stderr`` hold the ends of the logs (``*_bytes`` their whole sizes); ``detailed_html``
+    is the program's ``detailed_results.html``, sanitized. One row per round: like a score, a second
+    worker finishing the same round writes nothing.
+    """
+
+    __tablename__ = "program_runs"
+    __table_args__ = (UniqueConstraint("submission_id", "round"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"))
+    round: Mapped[int]
+    exit_code: Mapped[int | None]
+    signal: Mapped[int | None]
+    timed_out: Mapped[bool] = mapped_column(default=False)
+    output_exceeded: Mapped[bool] = mapped_column(default=False)
+    wall_seconds: Mapped[float] = mapped_column(default=0.0)
+    #: How the run ended, in a plain sentence (or why it could not start).
+    outcome: Mapped[str] = mapped_column(Text, default="")
+    stdout: Mapped[str] = deferred(mapped_column(Text, default="", nullable=False))
+    stderr: Mapped[str] = deferred(mapped_column(Text, default="", nullable=False))
+    stdout_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    stderr_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    detailed_html: Mapped[str | None] = deferred(mapped_column(Text))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -10,7 +10,7 @@ from fastapi.concurrency import run_in_threadpool
 from starlette.status import HTTP_201_CREATED
 
 from app.services.accounts import access
-from app.services.bundles.uploads import spec_from_upload
+from app.services.bundles.uploads import bundle_from_upload
 from app.services.competitions import catalog, downloads, participation, phase_edits, samples
 from app.services.errors import InvalidInput, UploadTooLarge
 from app.storage.types import utcnow
@@ -80,17 +80,18 @@ async def create_competition(
     if "bundle" not in form.files:
         raise InvalidInput("no bundle was sent", [{"where": "bundle", "message": "attach the bundle as 'bundle'"}])
     _, data = form.files["bundle"]
-    spec = await run_in_threadpool(
-        spec_from_upload, data, data_dir=state.settings.data_dir, max_bytes=limit, may_read_data=user.is_admin
+    bundle = await run_in_threadpool(
+        bundle_from_upload, data, data_dir=state.settings.data_dir, max_bytes=limit, may_read_data=user.is_admin
     )
 
     def store() -> CompetitionCreated:
-        competition, created = catalog.create_competition(session, spec, creator=user)
+        competition, created = catalog.create_competition(session, bundle.spec, creator=user)
         return CompetitionCreated(
             slug=competition.slug,
             created=created,
             url=competition_url(competition.slug),
-            warnings=[BundleWarningOut(key=key, message=message) for key, message in spec.warnings],
+            format=bundle.format,
+            warnings=[BundleWarningOut(key=key, message=message) for key, message in bundle.warnings],
         )
 
     return await run_in_threadpool(store)

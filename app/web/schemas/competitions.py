@@ -82,6 +82,14 @@ class PhaseOut(BaseModel):
     intervals: bool = Field(
         True, description="the leaderboard shows 95% intervals and comparisons of neighbours (off by the bundle)"
     )
+    execution_time_limit: int | None = Field(
+        None, description="seconds one run of the scoring program may take (phases scored by a program)"
+    )
+    ingestion_program: bool = Field(
+        False,
+        description="imported with an ingestion program: the phase accepts result submissions; "
+        "code submissions are not run yet",
+    )
     files: list[FileOut] = []
     leaderboard_url: str
     submissions_url: str
@@ -107,6 +115,8 @@ class PhaseOut(BaseModel):
             max_upload_bytes=upload_limit(phase, limits),
             opaque_ids=phase.opaque_ids,
             intervals=phase.intervals,
+            execution_time_limit=phase.execution_time_limit,
+            ingestion_program=phase.ingestion_program,
             files=FileOut.of_files(session, list(phase.files), f"{url}/files"),
             leaderboard_url=f"{url}/leaderboard",
             submissions_url=f"{url}/submissions",
@@ -205,6 +215,7 @@ class CompetitionCreated(BaseModel):
     slug: str
     created: bool
     url: str
+    format: str = Field("podium", description="the bundle's format: podium, codalab-1.5 or codabench-2")
     warnings: list[BundleWarningOut] = Field(
         default_factory=list, description="what loaded but is probably a mistake, by key path"
     )

@@ -153,6 +153,7 @@ def test_an_organizer_creates_a_competition_from_a_bundle(db: Database, client: 
         "slug": "uploaded",
         "created": True,
         "url": "/api/v1/competitions/uploaded",
+        "format": "podium",
         "warnings": [],
     }
     phase = client.get("/api/v1/competitions/uploaded/tasks/labels/phases/dev").json()

@@ -1,0 +1,181 @@
+"""CodaLab v1.5 and Codabench v2 bundles end to end, in one process: imported through the command and the API,
+their sample result submissions scored by their own programs with the numbers those print when run by hand."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from app.cli import app as cli
+from app.config import Settings
+from app.main import create_app
+from app.services.accounts import users
+from app.storage.db import Database
+from codalab.program import TEAM_FAILURE
+from tests.app.builders import make_user
+from tests.app.web.test_pages import login
+from tests.codalab.reference import bundle, by_hand, legacy_runtime, runtimes_table, v2_result, v15_result
+from tests.conftest import require_shared
+
+pytestmark = pytest.mark.slow
+
+V2 = "classify-wheat-seeds-single-phase-with-multiple-task"
+V2_PHASE = "single-phase-with-multiple-task"
+V15 = "sample-time-series-competition"
+
+
+def reference_zip(name: str) -> bytes:
+    return require_shared("reference", "codabench", name).read_bytes()
+
+
+@pytest.fixture
+def codalab_settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"program_runtimes": runtimes_table()})
+
+
+@pytest.fixture
+def server(codalab_settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(codalab_settings)) as client:
+        yield client
+
+
+def tokens(db: Database) -> dict[str, dict[str, str]]:
+    out = {}
+    with db.session() as session:
+        # olga runs the server too: she runs the competitions the command puts online.
+        for name, organizer in (("olga", True), ("ada", False)):
+            user = make_user(session, name, organizer=organizer, admin=organizer)
+            out[name] = {"Authorization": f"Bearer {users.issue_token(session, user)}"}
+        session.commit()
+    return out
+
+
+def create(client: TestClient, headers: dict[str, str], data: bytes) -> Any:
+    answer = client.post("/api/v1/competitions", headers=headers, files={"bundle": ("bundle.zip", data)})
+    assert answer.status_code == 201, answer.text
+    return answer.json()
+
+
+def submit(client: TestClient, headers: dict[str, str], phase: str, data: bytes) -> Any:
+    answer = client.post(f"{phase}/submissions", headers=headers, files={"file": ("results.zip", data)})
+    assert answer.status_code == 202, answer.text
+    assert client.app.state.podium.queue.wait_idle(300)  # type: ignore[attr-defined]
+    return client.get(f"/api/v1/submissions/{answer.json()['id']}", headers=headers).json()
+
+
+def test_the_codabench_bundle_imports_through_the_api_and_scores_as_its_program_does_by_hand(
+    db: Database, server: TestClient, tmp_path: Path
+) -> None:
+    people = tokens(db)
+    created = create(server, people["olga"], reference_zip("competition_v2_multi_task.zip"))
+    assert (created["slug"], created["format"]) == (V2, "codabench-2")
+    assert any(w.startswith("solutions:") for w in created["warnings"])
+    assert any("not imported" in w and "image" in w for w in created["warnings"])
+    # Codabench approves participants by hand unless registration_auto_approve: so does Podium.
+    assert server.post(f"/api/v1/competitions/{V2}/participation", headers=people["ada"]).status_code == 200
+    approved = server.post(f"/api/v1/competitions/{V2}/participants/ada/approve", headers=people["olga"])
+    assert approved.status_code == 200, approved.text
+
+    competition = server.get(f"/api/v1/competitions/{V2}").json()
+    assert [t["title"] for t in competition["tasks"]] == [
+        f"Wheat Seed {n} Task" for n in ("First", "Second", "Third", "Fourth")
+    ]
+    task = server.get(f"/api/v1/competitions/{V2}/tasks/wheat-seed-first-task").json()
+    assert [(m["name"], m["higher_is_better"]) for m in task["scorer"]["metrics"]] == [
+        ("accuracy", True),
+        ("duration", True),
+    ]
+    (phase,) = task["phases"]
+    assert (phase["title"], phase["starts_at"][:10], phase["ingestion_program"]) == (
+        "Single Phase with Multiple Task",
+        "2020-06-15",
+        True,
+    )
+    assert [f["name"] for f in phase["files"]] == ["input_data.zip"]  # the reference data is not published
+
+    folder = bundle("competition_v2_multi_task.zip", tmp_path / "bundle")
+    for task_slug, name, duration in (
+        ("wheat-seed-first-task", "first", 1.5),
+        ("wheat-seed-second-task", "second", 0.5),
+    ):
+        result = v2_result(folder, name, duration)
+        expected = by_hand(folder / "scoring_program", folder / name / "reference_data", result, legacy_runtime())
+        url = f"/api/v1/competitions/{V2}/tasks/{task_slug}/phases/{V2_PHASE}"
+        scored = submit(server, people["ada"], url, result)
+        assert (scored["status"], scored["metrics"]) == ("scored", expected)
+        assert expected == {"accuracy": 1.0, "duration": duration}
+
+    page = server.get(f"/c/{V2}/wheat-seed-first-task/{V2_PHASE}").text
+    assert "code submissions are not run yet" in page
+
+
+def _renamed_program(data: bytes) -> bytes:
+    """The CodaLab bundle with its phases naming scoring_program.zip (the folder they name fails in Python 3)."""
+    source = zipfile.ZipFile(io.BytesIO(data))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as out:
+        seen = set()
+        for info in source.infolist():
+            if info.filename in seen:  # the bundle's zip holds a few entries twice
+                continue
+            seen.add(info.filename)
+            content = source.read(info)
+            if info.filename == "competition.yaml":
+                content = content.replace(
+                    b"scoring_program: scoring_program ", b"scoring_program: scoring_program.zip "
+                )
+                content = content.replace(b"title: Sample time series", b"title: Zipped time series")
+            out.writestr(info, content)
+    return buffer.getvalue()
+
+
+def test_the_codalab_bundle_imports_through_the_command_and_its_program_fails_as_it_does_by_hand(
+    db: Database, server: TestClient, tmp_path: Path
+) -> None:
+    people = tokens(db)
+    path = tmp_path / "competition_15.zip"
+    path.write_bytes(reference_zip("competition_15.zip"))
+    made = CliRunner().invoke(cli, ["competition", "create", str(path)], env={"PODIUM_DATABASE_URL": db.url})
+    assert made.exit_code == 0, made.stderr
+    assert made.stdout.startswith(f"created competition {V15} from a codalab-1.5 bundle: 1 task(s), 2 phase(s)\n")
+    assert "warning: phases.1.scoring_program: scoring_program/score.py, line 124: inconsistent use" in made.stderr
+    assert "warning: admin_names:" in made.stderr
+    assert "Traceback" not in made.stderr
+
+    folder = bundle("competition_15.zip", tmp_path / "bundle")
+    result = v15_result(folder)
+    phases = server.get(f"/api/v1/competitions/{V15}").json()["tasks"][0]["phases"]
+    assert [(p["title"], p["execution_time_limit"], p["daily_limit"]) for p in phases] == [
+        ("Development Phase", 500, 5),
+        ("Final Phase", 300, 5),
+    ]
+    assert phases[0]["ends_at"] == phases[1]["starts_at"]  # a v1.5 phase ends where the next one starts
+    url = f"/api/v1/competitions/{V15}/tasks/{V15}/phases/final-phase"  # the development phase closed in 2019
+    failed = submit(server, people["ada"], url, result)
+    assert (failed["status"], failed["message"]) == ("failed", TEAM_FAILURE)
+    login(server, "olga")
+    page = server.get(f"/submissions/{failed['id']}").text
+    assert "TabError" in page and "Scoring program (organizers only)" in page
+
+
+def test_the_codalab_bundle_with_its_zipped_program_scores_as_by_hand(
+    db: Database, server: TestClient, tmp_path: Path
+) -> None:
+    people = tokens(db)
+    created = create(server, people["olga"], _renamed_program(reference_zip("competition_15.zip")))
+    assert created["format"] == "codalab-1.5"
+    slug = created["slug"]
+    folder = bundle("competition_15.zip", tmp_path / "bundle")
+    result = v15_result(folder)
+    expected = by_hand(folder / "scoring_program.zip", folder / "evaluation_data.zip", result, legacy_runtime())
+    url = f"/api/v1/competitions/{slug}/tasks/{slug}/phases/final-phase"  # the development phase closed in 2019
+    scored = submit(server, people["ada"], url, result)
+    assert (scored["status"], scored["metrics"]) == ("scored", expected)
+    assert expected["prediction_score"] > 0

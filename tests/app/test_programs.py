@@ -1,0 +1,150 @@
+"""Scoring programs (the ``program`` scorer) through the server in one process: the scoring queue, the
+embedded pool, what the team and the organizers see, who pays for a failure, the sandbox setting."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.main import create_app
+from app.storage.db import Database
+from codalab.program import TEAM_FAILURE
+from tests.app.builders import bundle_file, phase_spec
+from tests.app.web.test_api import auth, setup
+from tests.app.web.test_pages import login
+from tests.codalab import tiny
+
+PHASE = "/api/v1/competitions/comp/tasks/labels/phases/dev"
+TRUTH = ["a", "b", "a", "c"]
+
+
+def program_phase(**overrides: object) -> object:
+    fields: dict[str, object] = {"gold": bundle_file("gold.zip", tiny.gold(TRUTH)), "public_files": ()}
+    fields.update(overrides)
+    return phase_spec(**fields)
+
+
+@pytest.fixture
+def program_client(settings: Settings, request: pytest.FixtureRequest) -> Iterator[TestClient]:
+    overrides = getattr(request, "param", {})
+    with TestClient(create_app(settings.model_copy(update=overrides))) as client:
+        yield client
+
+
+def send(client: TestClient, headers: dict[str, str], data: bytes) -> dict[str, object]:
+    files = {"file": ("results.zip", data, "application/zip")}
+    answer = client.post(f"{PHASE}/submissions", headers=headers, files=files)
+    assert answer.status_code == 202, answer.text
+    assert client.app.state.podium.queue.wait_idle(60)  # type: ignore[attr-defined]
+    shown = client.get(f"/api/v1/submissions/{answer.json()['id']}", headers=headers).json()
+    assert isinstance(shown, dict)
+    return shown
+
+
+def test_a_program_scores_on_the_queue_and_its_columns_rank(db: Database, program_client: TestClient) -> None:
+    setup(db, program_phase(), scorer="program", scorer_options=tiny.OPTIONS)
+    ada = auth(db, "ada")
+    half = send(program_client, ada, tiny.result(["a", "b", "c", "a"]))
+    assert (half["status"], half["metrics"]) == ("scored", {"accuracy": 0.5, "lines": 4.0})
+    bob = auth(db, "bob")
+    perfect = send(program_client, bob, tiny.result(TRUTH))
+    assert perfect["metrics"] == {"accuracy": 1.0, "lines": 4.0}
+    board = program_client.get(f"{PHASE}/leaderboard").json()
+    assert board["primary_metric"] == "accuracy"
+    assert [(e["team"], e["metrics"]["accuracy"]) for e in board["entries"]] == [("bob", 1.0), ("ada", 0.5)]
+    # A program's numbers are shown as it wrote them, not as percentages.
+    table = program_client.get("/c/comp/labels/dev").text
+    assert ">0.5<" in table and ">4<" in table and "50.00" not in table
+    task = program_client.get("/api/v1/competitions/comp/tasks/labels").json()
+    assert [m["name"] for m in task["scorer"]["metrics"]] == ["accuracy", "lines"]
+    # The detailed results are on the team's page, without the script the program put in them.
+    login(program_client, "ada")
+    page = program_client.get(f"/submissions/{half['id']}").text
+    assert "<h2>Details</h2><p>2 right</p>" in page and "alert(1)" not in page
+    assert "Scoring program (organizers only)" not in page
+
+
+def test_a_result_that_is_not_a_safe_zip_is_refused_at_upload_for_free(
+    db: Database, program_client: TestClient
+) -> None:
+    setup(db, program_phase(total_limit=1), scorer="program", scorer_options=tiny.OPTIONS)
+    ada = auth(db, "ada")
+    files = {"file": ("results.zip", tiny.zip_of({"../prediction.txt": b"a"}), "application/zip")}
+    refused = program_client.post(f"{PHASE}/submissions", headers=ada, files=files)
+    assert refused.status_code == 422
+    assert "leaves its folder" in refused.text
+    assert send(program_client, ada, tiny.result(TRUTH))["status"] == "scored"  # the refusal cost nothing
+
+
+@pytest.mark.parametrize("show_stderr", [False, True])
+def test_a_failing_program_costs_the_team_tells_it_plainly_and_shows_organizers_the_logs(
+    db: Database, program_client: TestClient, show_stderr: bool
+) -> None:
+    setup(
+        db, program_phase(total_limit=2, show_program_stderr=show_stderr), scorer="program", scorer_options=tiny.OPTIONS
+    )
+    ada = auth(db, "ada")
+    failed = send(program_client, ada, tiny.zip_of({"other.txt": b"a"}))
+    assert failed["status"] == "failed"
+    if show_stderr:
+        assert (
+            failed["message"]
+            == f"{TEAM_FAILURE}\n\nThe end of the program's error output:\nno prediction.txt in the submission\n"
+        )
+    else:
+        assert failed["message"] == TEAM_FAILURE
+    again = program_client.post(
+        f"{PHASE}/submissions", headers=ada, files={"file": ("r.zip", tiny.result(TRUTH), "application/zip")}
+    )
+    assert again.json()["quota"]["total_used"] == 2  # the failure counted
+    login(program_client, "olga")
+    page = program_client.get(f"/submissions/{failed['id']}").text
+    assert "Scoring program (organizers only)" in page
+    assert "no prediction.txt in the submission" in page
+    assert re.search(r"it exited with status 3", page)
+    organizer = program_client.get(f"/api/v1/submissions/{failed['id']}", headers=auth(db, "olga")).json()
+    assert "it exited with status 3" in organizer["organizer"]["message"]
+
+
+@pytest.mark.parametrize("program_client", [{"program_sandbox": "bwrap"}], indirect=True)
+def test_where_bubblewrap_cannot_run_the_submission_fails_refunded_with_the_reason(
+    db: Database, program_client: TestClient, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from sandbox import runner
+
+    # A worker without bubblewrap: its PATH holds no bwrap.
+    monkeypatch.setattr(runner, "BWRAP_ENV", {"PATH": str(tmp_path), "LANG": "C.UTF-8"})
+    monkeypatch.setattr(runner, "_probed", set())
+    setup(db, program_phase(total_limit=1), scorer="program", scorer_options=tiny.OPTIONS)
+    ada = auth(db, "ada")
+    failed = send(program_client, ada, tiny.result(TRUTH))
+    assert failed["status"] == "failed"
+    assert "problem on our side" in failed["message"] and "bubblewrap" not in failed["message"]
+    organizer = program_client.get(f"/api/v1/submissions/{failed['id']}", headers=auth(db, "olga")).json()
+    assert "bubblewrap (bwrap) is not installed" in organizer["organizer"]["message"]
+    assert "PODIUM_PROGRAM_SANDBOX" not in failed["message"]
+    # Refunded: the team's one submission is free again.
+    again = program_client.post(
+        f"{PHASE}/submissions", headers=ada, files={"file": ("r.zip", tiny.result(TRUTH), "application/zip")}
+    )
+    assert again.status_code == 202 and again.json()["quota"]["total_used"] == 1
+
+
+@pytest.mark.parametrize("program_client", [{"program_sandbox": "none"}], indirect=True)
+def test_an_operator_may_run_programs_without_the_sandbox_deliberately(
+    db: Database, program_client: TestClient
+) -> None:
+    setup(db, program_phase(), scorer="program", scorer_options=tiny.OPTIONS)
+    assert send(program_client, auth(db, "ada"), tiny.result(TRUTH))["metrics"] == {"accuracy": 1.0, "lines": 4.0}
+
+
+def test_the_runtime_table_is_checked_when_the_settings_are_read() -> None:
+    with pytest.raises(ValueError, match="PODIUM_PROGRAM_RUNTIMES: the runtime of 'x' must be an absolute folder"):
+        Settings(program_runtimes='{"x": "relative/folder"}')
+    with pytest.raises(ValueError, match="program_sandbox"):
+        Settings(program_sandbox="docker")  # type: ignore[arg-type]
