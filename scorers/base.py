@@ -210,6 +210,7 @@ class Scorer(ABC, Generic[G, P, S]):
             submission_filename=cls.submission_filename,
             unit=cls.unit,
             per_unit_breakdown=cls.configured_per_unit_breakdown(config),
+            raw_submission=cls.raw_submission,
             leaderboard_breakdowns=tuple(cls.leaderboard_breakdowns),
         )
 

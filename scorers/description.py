@@ -65,6 +65,8 @@ class ScorerDescription:
     #: The breakdown dimension with one row per document (or group, query, frame) that the per-document
     #: downloads and chart read; None where the scorer stores no such rows (a row per item would tell the answers).
     per_unit_breakdown: str | None = "document"
+    #: Submissions are read as uploaded (a scoring program's zip of result files): there is no sample to build.
+    raw_submission: bool = False
 
     def metric(self, name: str) -> MetricSpec | None:
         """The declared metric ``name``, or None."""
@@ -93,5 +95,6 @@ class ScorerDescription:
             "submission_filename": self.submission_filename,
             "unit": self.unit,
             "per_unit_breakdown": self.per_unit_breakdown,
+            "raw_submission": self.raw_submission,
             "leaderboard_breakdowns": list(self.leaderboard_breakdowns),
         }

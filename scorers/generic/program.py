@@ -21,14 +21,16 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codalab.archives import ArchiveProblem, check
-from codalab.program import ProgramOutcome, run_program
-from sandbox import Limits, choose_runtime
 from scorers.base import MetricSpec, OptionSpec, Scorer, ScoreReport, UnitStats
-from scorers.errors import InvalidGold, InvalidSubmission, OptionsError, Problem
+from scorers.errors import InvalidGold, InvalidSubmission, NoSample, OptionsError, Problem
 from scorers.registry import register
+
+if TYPE_CHECKING:  # the program's runner (PyYAML, nh3, the sandbox) is imported when a program runs, not before
+    from codalab.program import ProgramOutcome
+    from sandbox import Limits
 
 PROGRAM_ENTRY, REFERENCE_ENTRY = "program.zip", "reference.zip"
 #: Bounds on what a result submission may unpack to (the program reads it; Podium only checks it).
@@ -64,7 +66,8 @@ class ProgramEnvironment:
 
     runtimes: Mapping[str, Path] = field(default_factory=dict)
     isolation: str = "bwrap"
-    limits: Limits = field(default_factory=Limits)
+    #: None: the sandbox's default limits.
+    limits: Limits | None = None
     scratch: Path | None = None
 
 
@@ -100,6 +103,8 @@ class ProgramScorer(Scorer[ProgramGold, NothingPublic, bytes]):
     submission_format = "zip archive of result files, as the scoring program reads them"
     submission_filename = "results.zip"
     unit = WHOLE
+    #: The program scores a submission as a whole: there are no per-document rows to download.
+    per_unit_breakdown = None
     raw_submission = True
 
     @classmethod
@@ -156,15 +161,24 @@ class ProgramScorer(Scorer[ProgramGold, NothingPublic, bytes]):
             raise InvalidSubmission([Problem("zip archive", str(exc))]) from None
         return data
 
+    def sample_submission(self, public: NothingPublic) -> bytes:
+        raise NoSample(
+            "the files of a result submission are the ones only the competition's scoring program knows; "
+            "its starting kit or pages describe them"
+        )
+
     def run(self, gold: ProgramGold, submission: bytes, environment: ProgramEnvironment) -> ProgramOutcome:
         """Run the program on ``submission``. Raises ``ProgramProblem``, ``ArchiveProblem``, ``RuntimeProblem``
         (the stored program, its data or the runtime cannot be used) and ``SandboxUnavailable``."""
+        from codalab.program import run_program
+        from sandbox import Limits, choose_runtime
+
         runtime, _ = choose_runtime(self.config["image"] or None, environment.runtimes)
         return run_program(
             gold.program,
             gold.reference,
             submission,
-            limits=environment.limits,
+            limits=environment.limits or Limits(),
             runtime=runtime,
             isolation=environment.isolation,
             scratch=environment.scratch,

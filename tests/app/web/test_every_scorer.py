@@ -22,6 +22,7 @@ from scorers import scorer_class, scorer_names
 from tests.app.builders import make_user
 from tests.app.web.test_api import auth, wait
 from tests.scorers.examples import example_phases
+from tests.scorers.test_contract import PERFECT
 
 EXAMPLES = example_phases()
 
@@ -38,13 +39,19 @@ def test_the_sample_of_every_scorer_is_scored_and_its_per_document_exports_have_
     headers = auth(db, "ada")
     api = f"/api/v1/competitions/{example.competition}/tasks/{example.task}/phases/{example.phase}"
     page = f"/c/{example.competition}/{example.task}/{example.phase}"
-    assert f'href="{api}/sample"' in client.get(page).text  # the phase page links to it
-
-    sample = client.get(f"{api}/sample")
-    assert sample.status_code == 200
     described = scorer_class(name).describe(example.options)
-    assert sample.headers["content-disposition"] == f'attachment; filename="sample-{described.submission_filename}"'
-    files = {"file": (described.submission_filename, sample.content, "application/octet-stream")}
+    sample = client.get(f"{api}/sample")
+    if described.raw_submission:
+        # A scoring program's results are files only it knows: no sample, no link to one; its perfect results instead.
+        assert f'href="{api}/sample"' not in client.get(page).text
+        assert (sample.status_code, sample.json()["error"]) == (404, "no_sample")
+        content = PERFECT[name][1](example.gold)[0]
+    else:
+        assert f'href="{api}/sample"' in client.get(page).text  # the phase page links to it
+        assert sample.status_code == 200
+        assert sample.headers["content-disposition"] == f'attachment; filename="sample-{described.submission_filename}"'
+        content = sample.content
+    files = {"file": (described.submission_filename, content, "application/octet-stream")}
     uploaded = client.post(f"{api}/submissions", headers=headers, files=files)
     assert uploaded.status_code == 202, uploaded.text
     wait(client)
@@ -54,6 +61,9 @@ def test_the_sample_of_every_scorer_is_scored_and_its_per_document_exports_have_
         stored = current_scores(session, [submission.id], full=True)[submission.id].breakdown
 
     dimension = described.per_unit_breakdown
+    if described.raw_submission:  # scored as a whole: no per-document rows, and no download offers them
+        assert dimension is None and stored == {}
+        return
     assert dimension is not None
     expected = {key: values[described.primary_metric] for key, values in stored[dimension].items()}
     assert expected, f"{name} stored no {dimension!r} rows"
