@@ -6,8 +6,8 @@ minutes), whether a team reads the end of the program's stderr when its submissi
 code submissions, not run yet). ``program_runs`` keeps, per scoring round, how the program ended and
 the ends of its stdout and stderr, for organizers, and the sanitized ``detailed_results.html``.
 
-Revision ID: 0007
-Revises: 0006
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-12-01 20:10:00.000000
 """
 
@@ -19,8 +19,8 @@ import sqlalchemy as sa
 
 from alembic import op
 
-revision: str = "0007"
-down_revision: str | None = "0006"
+revision: str = "0008"
+down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
