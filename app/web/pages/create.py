@@ -1,11 +1,10 @@
 """Putting a competition online from the pages: the bundle (a zip of its folder, or its YAML alone)
 uploaded through a form, read by the same loader as ``POST /api/v1/competitions`` and ``podium
-competition create``, with every problem shown beside the form under its key path, and what loads but
-is probably a mistake (a scorer's warnings) shown after it."""
+competition create`` (a Podium bundle, or a CodaLab 1.5 or Codabench v2 one), with every problem shown
+beside the form under its key path, and every warning (what the import could not map, what loads but is
+probably a mistake) listed once the competition is online."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
@@ -13,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.services.accounts.access import require_creator
 from app.services.bundles.spec import BundleError
-from app.services.bundles.uploads import spec_from_upload
+from app.services.bundles.uploads import bundle_from_upload
 from app.services.competitions import catalog
 from app.services.errors import InvalidInput, ServiceError, UploadTooLarge
 from app.storage.models import User
@@ -50,12 +49,12 @@ async def create_competition(request: Request, state: StateDep, session: Session
         name, data = form.files.get("bundle", ("", b""))
         if not (name or data):  # the form sends an empty part when no file was chosen
             raise InvalidInput("no bundle was chosen", [{"where": "bundle", "message": "choose a .zip or .yaml file"}])
-        spec = await run_in_threadpool(
-            spec_from_upload, data, data_dir=state.settings.data_dir, max_bytes=limit, may_read_data=viewer.is_admin
+        bundle = await run_in_threadpool(
+            bundle_from_upload, data, data_dir=state.settings.data_dir, max_bytes=limit, may_read_data=viewer.is_admin
         )
 
         def store() -> str:
-            competition, _ = catalog.create_competition(session, spec, creator=viewer)
+            competition, _ = catalog.create_competition(session, bundle.spec, creator=viewer)
             return competition.slug
 
         slug = await run_in_threadpool(store)
@@ -63,22 +62,20 @@ async def create_competition(request: Request, state: StateDep, session: Session
         raise
     except ServiceError as exc:  # the bundle's problems (by key path), a taken slug, a file too large
         return await run_in_threadpool(_refused, request, session, viewer, exc)
-    sessions.flash(request, f"The competition {spec.title} is online; you are one of its organizers.")
-    _flash_warnings(request, spec.warnings)
-    return redirect(urls.competition(slug))
+    imported = (
+        f" (imported from a {FORMATS.get(bundle.format, bundle.format)} bundle)" if bundle.format != "podium" else ""
+    )
+    done = f"The competition {bundle.spec.title} is online{imported}; you are one of its organizers."
+    if not bundle.warnings:
+        sessions.flash(request, done)
+        return redirect(urls.competition(slug))
+    # Every warning is shown, on a page of its own (more than a few would not fit in the session's messages).
+    context = {"done": done, "slug": slug, "warnings": bundle.warnings}
+    return render(request, "competition_created.html", context, viewer=viewer, status=201)
 
 
-#: Warnings shown one by one after the upload (the session keeps five messages; one is the success).
-SHOWN_WARNINGS = 3
-
-
-def _flash_warnings(request: Request, warnings: Sequence[tuple[str, str]]) -> None:
-    """What loaded but is probably a mistake, each under its key path, as the API's ``warnings`` say."""
-    for key, message in warnings[:SHOWN_WARNINGS]:
-        sessions.flash(request, f"Warning: {key}: {message}" if key else f"Warning: {message}", "warning")
-    if len(warnings) > SHOWN_WARNINGS:
-        more = len(warnings) - SHOWN_WARNINGS
-        sessions.flash(request, f"… and {more} more warning(s): POST /api/v1/competitions lists them all.", "warning")
+#: How the page names the formats ``bundle_from_upload`` tells apart.
+FORMATS = {"codalab-1.5": "CodaLab 1.5", "codabench-2": "Codabench v2"}
 
 
 def _refused(request: Request, session: Session, viewer: User, error: ServiceError) -> Response:

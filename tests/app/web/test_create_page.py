@@ -13,8 +13,9 @@ from fastapi.testclient import TestClient
 from app.storage.db import Database
 from app.storage.models import Competition
 from tests.app.builders import GOLD, as_bytes
-from tests.app.web.test_api import bundle_zip, trec_bundle
+from tests.app.web.test_api import auth, bundle_zip, trec_bundle
 from tests.app.web.test_pages import login, setup, text, token
+from tests.conftest import require_shared
 
 
 def post_bundle(client: TestClient, name: str, data: bytes, csrf: str) -> object:
@@ -90,7 +91,34 @@ def test_a_scorers_warnings_are_shown_after_the_upload(db: Database, client: Tes
     setup(db)
     login(client, "olga")
     created = post_bundle(client, "bundle.zip", trec_bundle({"measures": ["map", "P_10"]}), token(client.get("/")))
-    assert str(created.url).endswith("/c/ranked")
-    warnings = re.findall(r'<p class="flash warning" role="status">([^<]*)</p>', created.text)
-    assert len(warnings) == 1
-    assert warnings[0].startswith("Warning: tasks[0].scorer_options")
+    assert created.status_code == 201
+    shown = text(created)
+    assert "The competition Ranked is online; you are one of its organizers." in shown
+    assert "1 warning:" in shown and "tasks[0].scorer_options" in shown
+    assert 'href="/c/ranked"' in created.text
+    with db.session() as session:
+        assert session.query(Competition).filter_by(slug="ranked").count() == 1
+
+
+def test_a_codalab_bundle_is_imported_from_the_page_with_every_warning(db: Database, client: TestClient) -> None:
+    """The reference CodaLab 1.5 bundle: every warning of its import is listed, none cut to fit."""
+    setup(db)
+    login(client, "olga")
+    data = require_shared("reference", "codabench", "competition_15.zip").read_bytes()
+    api = client.post(
+        "/api/v1/competitions",
+        headers=auth(db, "olga"),
+        files={"bundle": ("competition_15.zip", data, "application/zip")},
+    )
+    assert api.status_code == 201, api.text
+    expected = api.json()["warnings"]
+    assert len(expected) > 3  # more than the session's messages could carry
+    with db.session() as session:  # the same bundle again, from the page
+        session.query(Competition).filter_by(slug=api.json()["slug"]).delete()
+        session.commit()
+    created = post_bundle(client, "competition_15.zip", data, token(client.get("/")))
+    assert created.status_code == 201, text(created)[:2000]
+    assert "(imported from a CodaLab 1.5 bundle)" in text(created)
+    items = re.findall(r"<li>(.*?)</li>", created.text.split('class="problems"')[1], re.S)
+    assert len(items) == len(expected)
+    assert f"{len(expected)} warnings:" in text(created)
