@@ -319,6 +319,7 @@ TABLE: tuple[Row, ...] = (
     row("GET", "/register",                              200, 200, 200, 200, 200, 200),
     row("GET", "/account",                               303, 200, 200, 200, 200, 200),
     row("POST", "/account/password",                     401, 303, 303, 303, 303, 303, send=new_password_form),
+    row("POST", "/account/sign-out",                     401, 403, 403, 403, 403, 303, send=form(name="ben")),
     row("GET", "/reset/{token}",                         404, 404, 404, 404, 404, 404, path="/reset/not-a-link"),
     row("POST", "/reset/{token}",                        404, 404, 404, 404, 404, 404, path="/reset/not-a-link",
         send=new_password_form),

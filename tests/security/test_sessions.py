@@ -150,6 +150,27 @@ def test_an_admin_signs_a_user_out_everywhere_by_api(db: Database, client: TestC
     assert login(client, "ada").status_code == 303  # the password still works
 
 
+def test_an_admin_signs_a_user_out_everywhere_from_the_account_page(db: Database, client: TestClient) -> None:
+    api = setup(db)
+    assert login(client, "ada").status_code == 303
+    thief = stolen_copy(client)
+    refused = client.post("/account/sign-out", data={"csrf_token": token(client.get("/account")), "name": "root"})
+    assert refused.status_code == 403  # only site admins
+
+    admin = TestClient(client.app)
+    assert login(admin, "root").status_code == 303
+    page = admin.get("/account")
+    assert "Sign a user out everywhere" in page.text
+    missing = admin.post("/account/sign-out", data={"csrf_token": token(page), "name": "nobody"})
+    assert missing.status_code == 404 and "there is no user named" in missing.text
+    done = admin.post("/account/sign-out", data={"csrf_token": token(page), "name": "ada"}, follow_redirects=False)
+    assert (done.status_code, done.headers["location"]) == (303, "/account")
+    assert "ada was signed out everywhere: every session ended, 1 API token(s) revoked." in admin.get("/account").text
+    assert not logged_in(client) and not logged_in(thief)
+    assert client.get("/api/v1/me", headers=api).status_code == 401
+    assert logged_in(admin)
+
+
 def test_podium_user_sign_out_ends_sessions_and_revokes_tokens(db: Database, client: TestClient) -> None:
     api = setup(db)
     assert login(client, "ada").status_code == 303

@@ -151,15 +151,14 @@ class LoginThrottle:
             session.commit()
 
     def succeeded(self, session: Session, name: str, address: str) -> None:
-        """A correct password: clear the name's failures and give the address its attempt back, in
-        ``session`` (the login's own transaction, which commits with it)."""
+        """A correct password: clear the name's failures and give the address its attempt back (a
+        count back at zero is deleted), in ``session`` (the login's own transaction, which commits with it)."""
         keys = self._keys(name, address)
         session.execute(delete(LoginCounter).where(LoginCounter.scope == NAME, LoginCounter.key == keys[NAME]))
-        session.execute(
-            update(LoginCounter)
-            .where(LoginCounter.scope == ADDRESS, LoginCounter.key == keys[ADDRESS], LoginCounter.failures > 0)
-            .values(failures=LoginCounter.failures - 1)
-        )
+        address = (LoginCounter.scope == ADDRESS, LoginCounter.key == keys[ADDRESS])
+        session.execute(update(LoginCounter).where(*address).values(failures=LoginCounter.failures - 1))
+        # A login that only succeeds leaves no trace.
+        session.execute(delete(LoginCounter).where(*address, LoginCounter.failures <= 0))
 
     def attempt(self, session: Session, name: str, address: str, login: Callable[[], T]) -> T:
         """``login()`` (the password check, in ``session``) unless the name or the address is locked.

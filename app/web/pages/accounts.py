@@ -97,6 +97,20 @@ def change_password(
     return redirect("/account")
 
 
+@router.post("/account/sign-out", dependencies=CSRF)
+def sign_out_user(request: Request, session: SessionDep, viewer: LoggedIn, name: UserName = "") -> Response:
+    """Site admins: end every session of a user and revoke their API tokens ("sign out everywhere")."""
+    if not viewer.is_admin:
+        raise Forbidden("only site admins may sign other users out")
+    target = users.get_user(session, name.strip())
+    tokens = users.sign_out_everywhere(session, target)
+    session.commit()
+    sessions.flash(
+        request, f"{target.name} was signed out everywhere: every session ended, {tokens} API token(s) revoked."
+    )
+    return redirect("/account")
+
+
 @router.get("/reset/{token}")
 def reset_form(token: str, request: Request, session: SessionDep, viewer: Viewer) -> Response:
     """The page behind a reset link (``podium user reset-link``): a new password, once."""

@@ -123,3 +123,11 @@ def test_waits_in_words() -> None:
         "2 minutes",
         "15 minutes",
     ]
+
+
+def test_a_login_that_only_succeeds_leaves_no_trace(db: Database) -> None:
+    throttle = make(db, Clock())
+    for _ in range(3):
+        succeed(throttle, db, "ada", "10.0.0.1")
+    with db.session() as session:
+        assert session.scalar(select(func.count()).select_from(LoginCounter)) == 0
