@@ -83,6 +83,8 @@ class Column:
     dimension: str | None = None
     key: str | None = None
     fraction: bool = False
+    #: For a plain number: the decimals its metric declares (None: up to four).
+    decimals: int | None = None
 
     @property
     def id(self) -> str:
@@ -97,7 +99,11 @@ class Column:
         return "percent" if self.fraction else "number"
 
     def format(self, value: float | None) -> str:
-        return percent(value) if self.fraction else plain_number(value)
+        if self.fraction:
+            return percent(value)
+        if self.decimals is None or value is None or math.isnan(value):
+            return plain_number(value)
+        return f"{value:.{self.decimals}f}"
 
 
 @dataclass(frozen=True)
@@ -138,7 +144,8 @@ def metric_column(description: ScorerDescription, name: str, *, dimension: str |
         return Column(name, f"{prefix}{name}", None, "", dimension, key if dimension is not None else None)
     better = spec.higher_is_better
     label = f"{prefix}{name} {arrow(better)}"
-    return Column(name, label, better, spec.meaning, dimension, key if dimension is not None else None, spec.fraction)
+    where = key if dimension is not None else None
+    return Column(name, label, better, spec.meaning, dimension, where, spec.fraction, spec.decimals)
 
 
 def column_names(description: ScorerDescription, present: Iterable[str]) -> list[str]:

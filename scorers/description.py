@@ -25,6 +25,8 @@ class MetricSpec:
     meaning: str
     higher_is_better: bool = True
     fraction: bool = True
+    #: Decimals a plain number is shown with (a scoring program's column with a ``numeric_format``); None: up to four.
+    decimals: int | None = None
 
     @property
     def format(self) -> str:
@@ -32,12 +34,15 @@ class MetricSpec:
         return "percent" if self.fraction else "number"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "meaning": self.meaning,
             "higher_is_better": self.higher_is_better,
             "format": self.format,
         }
+        if self.decimals is not None:
+            out["decimals"] = self.decimals
+        return out
 
 
 @dataclass(frozen=True)

@@ -118,6 +118,13 @@ class ProgramScorer(Scorer[ProgramGold, NothingPublic, bytes]):
             key = column.get("key") if isinstance(column, dict) else None
             if not isinstance(key, str) or not key.strip() or key in keys:
                 raise OptionsError(f"option 'metrics' of {cls.name}: each column needs a key of its own, not {key!r}")
+            decimals = column.get("decimals")
+            if decimals is not None and (
+                isinstance(decimals, bool) or not isinstance(decimals, int) or not 0 <= decimals <= 12
+            ):
+                raise OptionsError(
+                    f"option 'metrics' of {cls.name}: decimals of {key!r} must be a whole number 0 to 12"
+                )
             if not isinstance(column.get("higher_is_better", True), bool):
                 raise OptionsError(f"option 'metrics' of {cls.name}: higher_is_better of {key!r} must be true/false")
             keys.add(key)
@@ -130,7 +137,13 @@ class ProgramScorer(Scorer[ProgramGold, NothingPublic, bytes]):
         if not columns:
             return super().configured_metrics(config)
         metrics = tuple(
-            MetricSpec(c["key"], str(c.get("title") or c["key"]), bool(c.get("higher_is_better", True)), fraction=False)
+            MetricSpec(
+                c["key"],
+                str(c.get("title") or c["key"]),
+                bool(c.get("higher_is_better", True)),
+                fraction=False,
+                decimals=c["decimals"] if isinstance(c.get("decimals"), int) else None,
+            )
             for c in columns
         )
         return metrics[0].name, tuple(m.name for m in metrics[1:]), metrics

@@ -14,6 +14,7 @@ from app.config import Settings
 from app.main import create_app
 from app.storage.db import Database
 from codalab.program import TEAM_FAILURE
+from scorers import OptionsError, get_scorer
 from tests.app.builders import bundle_file, phase_spec
 from tests.app.web.test_api import auth, setup
 from tests.app.web.test_pages import login
@@ -148,3 +149,14 @@ def test_the_runtime_table_is_checked_when_the_settings_are_read() -> None:
         Settings(program_runtimes='{"x": "relative/folder"}')
     with pytest.raises(ValueError, match="program_sandbox"):
         Settings(program_sandbox="docker")  # type: ignore[arg-type]
+
+
+def test_a_column_with_a_number_format_is_shown_with_its_decimals(db: Database, program_client: TestClient) -> None:
+    options = {**tiny.OPTIONS, "metrics": [{**tiny.OPTIONS["metrics"][0], "decimals": 3}, tiny.OPTIONS["metrics"][1]]}
+    setup(db, program_phase(), scorer="program", scorer_options=options)
+    assert send(program_client, auth(db, "ada"), tiny.result(["a", "b", "c", "a"]))["metrics"]["accuracy"] == 0.5
+    assert ">0.500<" in program_client.get("/c/comp/labels/dev").text
+    task = program_client.get("/api/v1/competitions/comp/tasks/labels").json()
+    assert task["scorer"]["metrics"][0]["decimals"] == 3 and "decimals" not in task["scorer"]["metrics"][1]
+    with pytest.raises(OptionsError, match="decimals of 'accuracy' must be a whole number 0 to 12"):
+        get_scorer("program", {"metrics": [{"key": "accuracy", "decimals": "4"}]})
