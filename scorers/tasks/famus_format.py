@@ -12,6 +12,7 @@ gold is held to, not at the gold's own sizes) and refused before any of that wor
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,16 @@ def _show(value: Any) -> str:
 
 
 # -- famus-cdae ----------------------------------------------------------------------------------
+#: A place in the file, worded only when a problem is reported there: wording one (JSON-quoting a docid or a
+#: role) for every template would cost more than reading it.
+Place = Callable[[], str]
+GOLD_TEMPLATE_SHAPE = f"an object with {_quote(FRAME_KEY)} and roles"
+
+
+def _document(docid: str) -> str:
+    return f"document {_quote(docid)}"
+
+
 @dataclass(frozen=True)
 class CdaeLimits(SizeLimits):
     """Size limits of CDAE files. The release data and the published system outputs hold at most 2 templates
@@ -79,21 +90,21 @@ class CdaeGold:
     roles: frozenset[str]
 
 
-def _template_frame(raw: Any, where: str, problems: Problems, shape: str) -> str | None:
+def _template_frame(raw: Any, where: Place, problems: Problems, shape: str) -> str | None:
     """The frame of a template, or None (reported) when ``raw`` is not an object (``shape`` says which) or has
     no string frame."""
     if not isinstance(raw, dict):
-        problems.add(where, f"a template must be {shape}, not {_show(raw)}")
+        problems.add(where(), f"a template must be {shape}, not {_show(raw)}")
         return None
     frame = raw.get(FRAME_KEY)
     if not isinstance(frame, str):
-        problems.add(where, f"the template needs a string {_quote(FRAME_KEY)} (the frame)")
+        problems.add(where(), f"the template needs a string {_quote(FRAME_KEY)} (the frame)")
         return None
     return frame
 
 
-def _parse_gold_template(raw: Any, where: str, problems: Problems, limits: CdaeLimits) -> Template | None:
-    frame = _template_frame(raw, where, problems, f"an object with {_quote(FRAME_KEY)} and roles")
+def _parse_gold_template(raw: Any, place: Place, problems: Problems, limits: CdaeLimits) -> Template | None:
+    frame = _template_frame(raw, place, problems, GOLD_TEMPLATE_SHAPE)
     if frame is None:
         return None
     roles = []
@@ -103,14 +114,14 @@ def _parse_gold_template(raw: Any, where: str, problems: Problems, limits: CdaeL
         # Locations are built only for problems: building them for every role costs more than the parse.
         if not isinstance(value, list):
             problems.add(
-                f"{where}, role {_quote(role)}", f"a role value must be a list of entities, not {_show(value)}"
+                f"{place()}, role {_quote(role)}", f"a role value must be a list of entities, not {_show(value)}"
             )
             continue
         entities = []
         for e_index, entity in enumerate(value):
             if not isinstance(entity, list):
                 problems.add(
-                    f"{where}, role {_quote(role)}, entity {e_index}",
+                    f"{place()}, role {_quote(role)}, entity {e_index}",
                     f"an entity must be a list of mentions, not {_show(entity)}",
                 )
                 continue
@@ -125,12 +136,12 @@ def _parse_gold_template(raw: Any, where: str, problems: Problems, limits: CdaeL
                 else:
                     mentions.append(mention[0])
                     continue
-                problems.add(f"{where}, role {_quote(role)}, entity {e_index}, mention {m_index}", message)
+                problems.add(f"{place()}, role {_quote(role)}, entity {e_index}, mention {m_index}", message)
             if mentions:  # an entity without mentions is dropped, as the official reader does
                 entities.append(tuple(mentions))
         count = sum(map(len, entities))
         if count > limits.fillers_per_role:
-            problems.add(f"{where}, role {_quote(role)}", limits.exceeded("fillers_per_role", count, "mentions"))
+            problems.add(f"{place()}, role {_quote(role)}", limits.exceeded("fillers_per_role", count, "mentions"))
         roles.append((role, tuple(entities)))
     return Template(frame, tuple(roles))
 
@@ -162,17 +173,17 @@ def parse_cdae_gold(data: bytes, limits: CdaeLimits = CdaeLimits()) -> CdaeGold:
             )
             continue
         parsed = [
-            _parse_gold_template(raw, f"{where}, templates[{index}]", problems, limits)
+            _parse_gold_template(raw, lambda: f"{where}, templates[{index}]", problems, limits)  # noqa: B023 (called at once)
             for index, raw in enumerate(raw_templates)
         ]
         documents[docid] = collapse_identical(t for t in parsed if t is not None)
-        _check_gold_roles(documents[docid], f"{where}, document {_quote(docid)}", problems, limits)
+        _check_gold_roles(documents[docid], lambda: f"{where}, document {_quote(docid)}", problems, limits)  # noqa: B023
     problems.raise_if_any()
     roles = frozenset(role for templates in documents.values() for t in templates for role, _ in t.roles)
     return CdaeGold(documents, roles)
 
 
-def _check_gold_roles(templates: list[Template], where: str, problems: Problems, limits: CdaeLimits) -> None:
+def _check_gold_roles(templates: list[Template], where: Place, problems: Problems, limits: CdaeLimits) -> None:
     """A document's roles, over its templates, within the gold-side limits that bound what submissions cost."""
     for role, (mentions, tokens) in gold_role_sizes(templates).items():
         for name, count, unit in (
@@ -180,7 +191,7 @@ def _check_gold_roles(templates: list[Template], where: str, problems: Problems,
             ("gold_tokens_per_role", tokens, "tokens in its mentions"),
         ):
             if count > getattr(limits, name):
-                problems.add(f"{where}, role {_quote(role)}", limits.exceeded(name, count, unit))
+                problems.add(f"{where()}, role {_quote(role)}", limits.exceeded(name, count, unit))
 
 
 def _filler_text(filler: Any) -> str | None:
@@ -195,8 +206,8 @@ def _filler_text(filler: Any) -> str | None:
 RawTemplate = tuple[str, list[tuple[str, set[str]]]]
 
 
-def _read_submitted_template(raw: Any, where: str, problems: Problems, limits: CdaeLimits) -> RawTemplate | None:
-    frame = _template_frame(raw, where, problems, "an object")
+def _read_submitted_template(raw: Any, place: Place, problems: Problems, limits: CdaeLimits) -> RawTemplate | None:
+    frame = _template_frame(raw, place, problems, "an object")
     if frame is None:
         return None
     roles = []
@@ -205,12 +216,14 @@ def _read_submitted_template(raw: Any, where: str, problems: Problems, limits: C
             continue
         if not isinstance(fillers, list):
             problems.add(
-                f"{where}, role {_quote(role)}",
+                f"{place()}, role {_quote(role)}",
                 f'a role value must be a list of fillers such as [["text"]], not {_show(fillers)}',
             )
             continue
         if len(fillers) > limits.fillers_per_role:
-            problems.add(f"{where}, role {_quote(role)}", limits.exceeded("fillers_per_role", len(fillers), "fillers"))
+            problems.add(
+                f"{place()}, role {_quote(role)}", limits.exceeded("fillers_per_role", len(fillers), "fillers")
+            )
             continue
         texts = set()
         for f_index, filler in enumerate(fillers):
@@ -222,7 +235,7 @@ def _read_submitted_template(raw: Any, where: str, problems: Problems, limits: C
             else:
                 texts.add(text)
                 continue
-            problems.add(f"{where}, role {_quote(role)}, filler {f_index}", message)
+            problems.add(f"{place()}, role {_quote(role)}, filler {f_index}", message)
         roles.append((role, texts))
     return frame, roles
 
@@ -289,19 +302,19 @@ def _cdae_templates(
     budget = _Budget(limits, join=join)
     documents: dict[str, list[RawTemplate]] = {}
     for docid, raw_templates in raw.items():
-        where = f"document {_quote(docid)}"
         if docid not in public.known:
-            problems.add(where, "is not a docid of the gold")
+            problems.add(_document(docid), "is not a docid of the gold")
             continue
         if not isinstance(raw_templates, list):
-            problems.add(where, f"the value must be a list of templates, not {_show(raw_templates)}")
+            problems.add(_document(docid), f"the value must be a list of templates, not {_show(raw_templates)}")
             continue
         if len(raw_templates) > limits.templates_per_document:
-            problems.add(where, limits.exceeded("templates_per_document", len(raw_templates), "templates"))
+            problems.add(_document(docid), limits.exceeded("templates_per_document", len(raw_templates), "templates"))
             continue
         templates = []
         for t_index, template in enumerate(raw_templates):
-            read = _read_submitted_template(template, f"{where}, template {t_index}", problems, limits)
+            place = lambda: f"{_document(docid)}, template {t_index}"  # noqa: B023, E731 (called at once)
+            read = _read_submitted_template(template, place, problems, limits)
             if read is not None:
                 templates.append(read)
                 for role, texts in read[1]:
