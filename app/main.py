@@ -18,6 +18,7 @@ from app.services.accounts.throttle import LoginThrottle
 from app.services.boards.cache import BoardCache
 from app.services.jobs.kinds import JobContext
 from app.services.scoring.gold import GoldCache
+from app.services.scoring.handoff import ParsedSubmissions
 from app.storage.db import Database
 from app.web import errors, ops, pages
 from app.web.api import router as api_router
@@ -69,7 +70,9 @@ def _start_embedded(state: AppState) -> Callable[[], None]:
     """The in-process scoring pool (none with ``workers=0``); returns how to stop it."""
     if state.settings.workers == 0:
         return lambda: None
-    pool = EmbeddedPool(JobContext(state.db, state.settings, state.gold_cache), state.settings.workers)
+    state.handoff = ParsedSubmissions()
+    context = JobContext(state.db, state.settings, state.gold_cache, handoff=state.handoff)
+    pool = EmbeddedPool(context, state.settings.workers)
     pool.start()
     state.queue = pool
     return pool.stop

@@ -12,6 +12,10 @@ example bundles), and this process runs the real services, as the server's threa
   when the phase shows intervals, store the score), each step in its own transaction as in a worker;
 * inside the job, timed apart on the same cached gold: ``compute`` (validation + ``Scorer.compute``) and ``interval``.
 
+Two modes, each on a database of its own: ``embedded`` as ``podium serve`` runs by default (the upload's parse
+handed to the job in the same process, ``app.services.scoring.handoff``), and ``distributed`` (the job, as in a
+worker process, validates the blob again).
+
 A first submission per scorer warms the gold cache and is not counted; then ``--repeat`` submissions are measured,
 and each column is the median. Wall milliseconds, and in brackets this process's CPU milliseconds (what the step costs
 on an idle core; on a shared machine the wall time also holds waiting for a core). The goal: upload + job under 50 ms.
@@ -46,6 +50,7 @@ from app.services.competitions import catalog  # noqa: E402
 from app.services.jobs.kinds import JobContext  # noqa: E402
 from app.services.scoring import steps  # noqa: E402
 from app.services.scoring.gold import GoldCache  # noqa: E402
+from app.services.scoring.handoff import ParsedSubmissions  # noqa: E402
 from app.services.scoring.job import score_submission  # noqa: E402
 from app.services.submissions import intake  # noqa: E402
 from app.storage.db import Database  # noqa: E402
@@ -87,6 +92,7 @@ class Row:
     size: int
     upload: tuple[float, float]
     job: tuple[float, float]
+    mode: str
     compute: tuple[float, float]
     interval: tuple[float, float]
     statuses: list[str]
@@ -159,12 +165,14 @@ def median_pair(pairs: Sequence[tuple[float, float]]) -> tuple[float, float]:
 class Server:
     """The services of one server process on a fresh database: the settings, a gold cache and a job context."""
 
-    def __init__(self, url: str, spec: CompetitionSpec) -> None:
+    def __init__(self, url: str, spec: CompetitionSpec, *, embedded: bool) -> None:
         self.db = Database(url)
         upgrade(self.db.engine)
         self.settings = Settings(database_url=url, max_upload_bytes=256 * MB)
         self.gold_cache = GoldCache()
-        self.ctx = JobContext(self.db, self.settings, self.gold_cache)
+        self.handoff = ParsedSubmissions() if embedded else None
+        self.mode = "embedded" if embedded else "distributed"
+        self.ctx = JobContext(self.db, self.settings, self.gold_cache, handoff=self.handoff)
         with self.db.session() as session:
             catalog.create_competition(session, spec)
             self.user = users.create_user(session, "bench", PASSWORD)
@@ -181,6 +189,7 @@ class Server:
                 intake.Upload(inputs.submission, inputs.submission_name),
                 limits=self.ctx.limits,
                 gold_cache=self.gold_cache,
+                handoff=self.handoff,
             )
             session.commit()
             return int(accepted.submission.id)
@@ -211,6 +220,7 @@ class Server:
             len(inputs.submission),
             median_pair(uploads),
             median_pair(jobs),
+            self.mode,
             median_pair(computes),
             median_pair(intervals),
             statuses,
@@ -228,6 +238,7 @@ def render(rows: Sequence[Row], markdown: bool) -> str:
 
     header = [
         "scorer",
+        "mode",
         "submission KB",
         "upload ms",
         "job ms",
@@ -241,7 +252,7 @@ def render(rows: Sequence[Row], markdown: bool) -> str:
     for row in rows:
         met = "met" if row.total[1] < GOAL_MS else "MISSED"
         scored = f"{sum(s == 'scored' for s in row.statuses)}/{len(row.statuses)}"
-        cells = [row.scorer, f"{row.size / 1024:.0f}", cell(row.upload), cell(row.job), cell(row.total)]
+        cells = [row.scorer, row.mode, f"{row.size / 1024:.0f}", cell(row.upload), cell(row.job), cell(row.total)]
         lines.append([*cells, cell(row.compute), cell(row.interval), met, scored])
     if markdown:
         out = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
@@ -257,6 +268,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=7, help="measured submissions per scorer (median shown)")
     parser.add_argument("--scorers", default=",".join(SCORERS), help="comma-separated scorer names (default all)")
+    parser.add_argument(
+        "--modes", default="embedded,distributed", help="comma-separated: embedded (parse handed over), distributed"
+    )
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     args = parser.parse_args(argv)
     names = [s for s in args.scorers.split(",") if s]
@@ -265,16 +279,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(
             f"unknown scorer(s) {', '.join(unknown)}; known: {', '.join(SCORERS)}" if unknown else "--repeat >= 1"
         )
+    if set(args.modes.split(",")) - {"embedded", "distributed", ""}:
+        parser.error("--modes takes embedded and/or distributed")
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{os.cpu_count()} CPUs, load average {load}; {args.repeat} measured submissions per scorer\n", flush=True)
     with tempfile.TemporaryDirectory(prefix="podium-server-cost-") as tmp:
         all_inputs = [inputs_for(name, Path(tmp)) for name in names]
-        server = Server(f"sqlite:///{tmp}/podium.sqlite3", competition(all_inputs))
+        modes = [m for m in args.modes.split(",") if m]
+        servers = [
+            Server(f"sqlite:///{tmp}/podium-{mode}.sqlite3", competition(all_inputs), embedded=mode == "embedded")
+            for mode in modes
+        ]
         rows = []
         for inputs in all_inputs:
             print(f"{inputs.scorer}: {len(inputs.submission) / 1024:.0f} KB", file=sys.stderr, flush=True)
-            rows.append(server.measure(inputs, args.repeat))
-        server.db.dispose()
+            rows += [server.measure(inputs, args.repeat) for server in servers]
+        for server in servers:
+            server.db.dispose()
     print(render(rows, args.markdown))
     print(f"\nwall ms (CPU ms of this process), medians; goal: upload + job under {GOAL_MS:.0f} ms of CPU")
     print(json.dumps({"load_after": os.getloadavg()}))

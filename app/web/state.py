@@ -11,6 +11,7 @@ from app.services.accounts.throttle import LoginThrottle
 from app.services.boards.cache import BoardCache
 from app.services.jobs.kinds import JobQueue
 from app.services.scoring.gold import GoldCache
+from app.services.scoring.handoff import ParsedSubmissions
 from app.services.submissions.limits import Limits
 from app.storage.db import Database
 
@@ -38,6 +39,8 @@ class AppState:
     queue: JobQueue | None = None
     #: The broker of the distributed mode; ``None`` in the embedded mode.
     broker: Broker | None = None
+    #: Uploads parsed at validation, waiting for their jobs; only where this process scores (embedded).
+    handoff: ParsedSubmissions | None = None
 
     @property
     def limits(self) -> Limits:

@@ -29,6 +29,7 @@ from app.config import Settings
 from app.services.jobs.lease import JobRow
 from app.services.jobs.retry import GaveUp, RetryPolicy, with_retries
 from app.services.scoring.gold import GoldCache
+from app.services.scoring.handoff import ParsedSubmissions
 from app.services.submissions.limits import Limits
 from app.storage.db import Database
 
@@ -63,6 +64,8 @@ class JobContext:
     settings: Settings
     gold_cache: GoldCache
     queue: JobQueue | None = None
+    #: Submissions parsed at upload by this same process (the embedded mode), for their jobs to take.
+    handoff: ParsedSubmissions | None = None
     #: This process as leases name it: ``host:pid``, or for a pool child of a Celery worker
     #: ``host:workerpid/childpid`` (``pool_child``), so that an operator sees which worker held a job.
     name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")

@@ -57,7 +57,7 @@ def score_submission(ctx: JobContext, submission_id: int) -> None:
                     gold, data, held, settings=ctx.settings, limits=ctx.limits
                 )
             else:
-                report = steps.compute(gold, data, limits=ctx.limits)
+                report = steps.compute(gold, data, limits=ctx.limits, held=held, handoff=ctx.handoff)
                 ran = Scored(report, steps.interval(gold, held, report))
     except GaveUp as exc:
         ctx.give_up(SCORE_SUBMISSION, submission_id, exc, lambda s, reason: _fail(s, held, reason), claimed=True)

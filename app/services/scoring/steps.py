@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from app.services.jobs import lease
 from app.services.scoring.gold import GoldCache, GoldRef, ParsedGold, gold_of, parsed_gold
+from app.services.scoring.handoff import ParsedSubmissions
 from app.services.scoring.validation import validate
 from app.services.submissions.limits import Limits
 from app.storage.blobs import read_blob
@@ -52,6 +53,8 @@ class Claim:
     round: int
     blob_id: int
     gold: GoldRef
+    #: The submitted file's sha256 as the row records it (what a parse handed over at upload is keyed by).
+    sha256: str = ""
 
 
 def claim(
@@ -66,11 +69,13 @@ def claim(
         worker=worker,
         now=now,
         lease_seconds=lease_seconds,
-        returning=(Submission.scoring_round, Submission.phase_id, Submission.blob_id),
+        returning=(Submission.scoring_round, Submission.phase_id, Submission.blob_id, Submission.sha256),
     )
     if row is None:
         return None
-    taken = Claim(submission_id, row.attempts, row.scoring_round, row.blob_id, gold_of(session, row.phase_id))
+    taken = Claim(
+        submission_id, row.attempts, row.scoring_round, row.blob_id, gold_of(session, row.phase_id), row.sha256
+    )
     if taken.attempt > max_attempts:
         record_failure(
             session,
@@ -102,9 +107,20 @@ def cached_gold(held: Claim, gold_cache: GoldCache) -> ParsedGold | None:
     return gold_cache.peek(held.gold.key)
 
 
-def compute(gold: ParsedGold, data: bytes, *, limits: Limits) -> ScoreReport:
-    """Score a file against parsed gold (no database); raises whatever the scorer raises."""
-    return gold.scorer.compute(gold.gold, validate(gold, data, limits))
+def compute(
+    gold: ParsedGold,
+    data: bytes,
+    *,
+    limits: Limits,
+    held: Claim | None = None,
+    handoff: ParsedSubmissions | None = None,
+) -> ScoreReport:
+    """Score a file against parsed gold (no database); raises whatever the scorer raises. The file is
+    validated again unless the upload's parse of it waits in ``handoff`` (the same process validated
+    the same bytes against the same public view)."""
+    parsed = handoff.take(held.gold.key, held.sha256) if handoff is not None and held is not None else None
+    submission = parsed.submission if parsed is not None else validate(gold, data, limits)
+    return gold.scorer.compute(gold.gold, submission)
 
 
 def interval(gold: ParsedGold, held: Claim, report: ScoreReport) -> dict[str, Any] | None:

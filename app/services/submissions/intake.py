@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -29,7 +30,9 @@ from app.services.accounts.teams import ensure_team, team_of
 from app.services.competitions.catalog import PhaseState, get_phase, phase_state
 from app.services.errors import InvalidInput, PhaseClosed, Unavailable
 from app.services.jobs.enqueue import enqueue_after_commit
+from app.services.scoring import programs
 from app.services.scoring.gold import GoldCache, gold_key
+from app.services.scoring.handoff import ParsedSubmissions
 from app.services.scoring.job import SCORE_SUBMISSION
 from app.services.scoring.validation import validate
 from app.services.submissions import idempotency, quota
@@ -121,9 +124,11 @@ def submit(
     gold_cache: GoldCache,
     now: datetime | None = None,
     key: str | None = None,
+    handoff: ParsedSubmissions | None = None,
 ) -> Accepted:
     """Check, validate and store one upload to the phase at ``ref`` = (competition, task, phase);
-    with an idempotency ``key`` seen before, the submission it made."""
+    with an idempotency ``key`` seen before, the submission it made. With a ``handoff`` (where this
+    process scores), what validation parsed waits there for the submission's job."""
     now = now or utcnow()
     user = require_user(user)
     _check_text(upload)
@@ -133,8 +138,11 @@ def submit(
             return replay
     plan = _plan(session, user, ref, upload, limits, gold_cache, now)
     end_read_transaction(session)  # no lock or snapshot is held while the file is parsed
-    _validate(session, plan, upload, limits, gold_cache)
-    return _record(session, plan, upload, now, key)
+    parsed = _validate(session, plan, upload, limits, gold_cache)
+    accepted = _record(session, plan, upload, now, key)
+    if handoff is not None and parsed is not None and not accepted.replayed:
+        handoff.put(plan.gold_key, accepted.submission.sha256, parsed[0], len(upload.data))
+    return accepted
 
 
 def _replay(session: Session, user_id: int, key: str, phase: Phase, digest: str, now: datetime) -> Accepted | None:
@@ -176,7 +184,11 @@ def _plan(
     )
 
 
-def _validate(session: Session, plan: _Plan, upload: Upload, limits: Limits, gold_cache: GoldCache) -> None:
+def _validate(
+    session: Session, plan: _Plan, upload: Upload, limits: Limits, gold_cache: GoldCache
+) -> tuple[Any] | None:
+    """The upload parsed against the gold's public view, for its job; ``None`` where the job will not take it."""
+
     def gold_bytes() -> bytes:
         # Cached at planning time but evicted since: read it again (rare).
         return plan.gold_bytes if plan.gold_bytes is not None else read_blob(session, plan.gold_blob_id)
@@ -189,7 +201,9 @@ def _validate(session: Session, plan: _Plan, upload: Upload, limits: Limits, gol
             "this phase cannot check submissions at the moment; its organizers need to fix its gold or scorer"
         ) from None
     try:
-        validate(parsed, upload.data, limits)
+        submission = validate(parsed, upload.data, limits)
+        # A scoring program's job reads the blob itself: nothing to hand over.
+        return None if programs.runs_program(parsed) else (submission,)
     except ValidationError as exc:
         raise InvalidInput(
             exc.summary().splitlines()[0],

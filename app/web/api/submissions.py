@@ -78,7 +78,9 @@ async def submit(
         raise InvalidInput("no file was sent", [{"where": "file", "message": "attach the prediction file as 'file'"}])
 
     def accept() -> SubmissionOut:
-        accepted = intake.submit(session, user, ref, upload, limits=state.limits, gold_cache=state.gold_cache, key=key)
+        accepted = intake.submit(
+            session, user, ref, upload, limits=state.limits, gold_cache=state.gold_cache, key=key, handoff=state.handoff
+        )
         if accepted.replayed:
             response.headers["Idempotent-Replayed"] = "true"
         return SubmissionOut.of(results.describe_upload(session, accepted.submission), quota=accepted.quota)

@@ -81,7 +81,14 @@ async def submit(ref: PhaseRef, request: Request, state: StateDep, session: Sess
         if upload is None or not (upload.filename or upload.data):  # the form sends an empty part
             raise InvalidInput("no file was chosen", [{"where": "file", "message": "choose the prediction file"}])
         accepted = await run_in_threadpool(
-            intake.submit, session, viewer, ref, upload, limits=state.limits, gold_cache=state.gold_cache
+            intake.submit,
+            session,
+            viewer,
+            ref,
+            upload,
+            limits=state.limits,
+            gold_cache=state.gold_cache,
+            handoff=state.handoff,
         )
     except CsrfRefused:
         raise
