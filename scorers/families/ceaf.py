@@ -35,6 +35,7 @@ a file beyond a budget; the rest of scoring (the matchings, whose matrices hold 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
@@ -419,10 +420,16 @@ def micro_scores(
         for name in similarities:
             matched[name] += item[name]
     out: dict[str, float] = {}
-    for name in similarities:
+    for name, keys in zip(similarities, _metric_keys(tuple(similarities), prefix), strict=True):
         p, r, f = prf(matched[name], predicted, gold)
-        out[f"{prefix}{name}_p"], out[f"{prefix}{name}_r"], out[f"{prefix}{name}_f1"] = p, r, f
+        out[keys[0]], out[keys[1]], out[keys[2]] = p, r, f
     return out
+
+
+@functools.cache
+def _metric_keys(similarities: tuple[str, ...], prefix: str) -> tuple[tuple[str, str, str], ...]:
+    """The metric names of ``micro_scores``, written once: the breakdown asks for them once per document."""
+    return tuple((f"{prefix}{name}_p", f"{prefix}{name}_r", f"{prefix}{name}_f1") for name in similarities)
 
 
 def role_scores(
