@@ -18,8 +18,9 @@ from app.services.competitions import catalog
 from app.services.submissions.results import current_scores
 from app.storage.db import Database
 from app.storage.models import Submission
-from scorers import scorer_class, scorer_names
-from tests.app.builders import make_user
+from scorers import PublicIds, Scorer, register, scorer_class, scorer_names, unregister
+from tests.app.builders import make_competition, make_user
+from tests.app.labels_scorer import LabelScorer
 from tests.app.web.test_api import auth, wait
 from tests.scorers.examples import example_phases
 from tests.scorers.test_contract import PERFECT
@@ -75,3 +76,29 @@ def test_the_sample_of_every_scorer_is_scored_and_its_per_document_exports_have_
     chart = client.get(f"/submissions/{submission.id}/documents.svg")
     assert chart.status_code == 200
     assert all(key.encode() in chart.content for key in expected)  # one bar per document, labelled
+
+
+class _NoSampleLabels(LabelScorer):
+    """The test scorer without a sample submission (the default of ``Scorer.sample_submission``)."""
+
+    name = "test-labels-unsampled"
+
+    def sample_submission(self, public: PublicIds) -> bytes:
+        return Scorer.sample_submission(self, public)
+
+
+def test_a_scorer_that_cannot_build_a_sample_says_so(db: Database, client: TestClient) -> None:
+    register(_NoSampleLabels)
+    try:
+        with db.session() as session:
+            make_competition(session, scorer=_NoSampleLabels.name)
+            session.commit()
+        answer = client.get("/api/v1/competitions/comp/tasks/labels/phases/dev/sample")
+    finally:
+        unregister(_NoSampleLabels.name)
+    assert answer.status_code == 404
+    assert answer.json() == {
+        "error": "no_sample",
+        "detail": "the scorer test-labels-unsampled cannot build a sample submission from the public inputs; "
+        "see the submission format on the phase's page",
+    }
