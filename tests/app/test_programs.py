@@ -110,6 +110,9 @@ def test_a_failing_program_costs_the_team_tells_it_plainly_and_shows_organizers_
     assert re.search(r"it exited with status 3", page)
     organizer = program_client.get(f"/api/v1/submissions/{failed['id']}", headers=auth(db, "olga")).json()
     assert "it exited with status 3" in organizer["organizer"]["message"]
+    run = organizer["organizer"]["program_run"]
+    assert (run["exit_code"], run["timed_out"], run["stderr"]) == (3, False, "no prediction.txt in the submission\n")
+    assert failed["organizer"] is None  # the team sees no logs
 
 
 @pytest.mark.parametrize("program_client", [{"program_sandbox": "bwrap"}], indirect=True)

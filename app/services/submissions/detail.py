@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.services.accounts.access import is_organizer
@@ -22,7 +21,7 @@ from app.services.competitions.catalog import task_description
 from app.services.errors import NotFound
 from app.services.submissions import results
 from app.services.submissions.results import SubmissionRecord
-from app.storage.models import Phase, ProgramRun, Submission, Team, User
+from app.storage.models import Phase, Submission, Team, User
 from scorers import ScorerDescription
 
 
@@ -52,45 +51,15 @@ class ProgramRunView:
     """
 
     detailed_html: str | None
-    logs: ProgramLogs | None
-
-
-@dataclass(frozen=True)
-class ProgramLogs:
-    outcome: str
-    exit_code: int | None
-    signal: int | None
-    timed_out: bool
-    output_exceeded: bool
-    wall_seconds: float
-    stdout: str
-    stderr: str
-    stdout_bytes: int
-    stderr_bytes: int
+    logs: results.ProgramLogs | None
 
 
 def program_run(session: Session, submission_id: int, *, organizer: bool, details: bool) -> ProgramRunView | None:
     """The latest program run of the submission: logs for ``organizer``, the detailed results with ``details``."""
-    run = session.scalar(
-        select(ProgramRun).where(ProgramRun.submission_id == submission_id).order_by(ProgramRun.round.desc()).limit(1)
-    )
+    run = results.latest_program_run(session, submission_id)
     if run is None or not (organizer or details):
         return None
-    logs = None
-    if organizer:
-        logs = ProgramLogs(
-            run.outcome,
-            run.exit_code,
-            run.signal,
-            run.timed_out,
-            run.output_exceeded,
-            run.wall_seconds,
-            run.stdout,
-            run.stderr,
-            run.stdout_bytes,
-            run.stderr_bytes,
-        )
-    return ProgramRunView(run.detailed_html if details else None, logs)
+    return ProgramRunView(run.detailed_html if details else None, results.program_logs(run) if organizer else None)
 
 
 def _not_found(submission_id: int) -> NotFound:

@@ -9,7 +9,7 @@ The organizer message (the platform's error) is for organizers only.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -20,7 +20,18 @@ from app.services.accounts.access import is_organizer, require_organizer, requir
 from app.services.accounts.teams import team_of
 from app.services.errors import NotFound
 from app.services.jobs.queue_stats import QueuePlace, queue_places
-from app.storage.models import Competition, Phase, Score, Submission, SubmissionStatus, Task, Team, TeamMember, User
+from app.storage.models import (
+    Competition,
+    Phase,
+    ProgramRun,
+    Score,
+    Submission,
+    SubmissionStatus,
+    Task,
+    Team,
+    TeamMember,
+    User,
+)
 from app.storage.types import utcnow
 from leaderboard.uncertainty import interval_view, stored_interval
 from scorers import scorer_class
@@ -86,6 +97,47 @@ class OrganizerNotes:
     worker: str | None
     quota_refunded: bool
     score_round: int | None
+    #: How the scoring program last ran (phases scored by a program): shown by ``show``, the one submission.
+    program_run: ProgramLogs | None = None
+
+
+@dataclass(frozen=True)
+class ProgramLogs:
+    """How a scoring program ran on the submission's latest round: for organizers only."""
+
+    round: int
+    outcome: str
+    exit_code: int | None
+    signal: int | None
+    timed_out: bool
+    output_exceeded: bool
+    wall_seconds: float
+    #: The ends of the logs (``*_bytes``: their whole sizes).
+    stdout: str
+    stderr: str
+    stdout_bytes: int
+    stderr_bytes: int
+
+
+def latest_program_run(session: Session, submission_id: int) -> ProgramRun | None:
+    query = select(ProgramRun).where(ProgramRun.submission_id == submission_id).order_by(ProgramRun.round.desc())
+    return session.scalar(query.limit(1))
+
+
+def program_logs(run: ProgramRun) -> ProgramLogs:
+    return ProgramLogs(
+        run.round,
+        run.outcome,
+        run.exit_code,
+        run.signal,
+        run.timed_out,
+        run.output_exceeded,
+        run.wall_seconds,
+        run.stdout,
+        run.stderr,
+        run.stdout_bytes,
+        run.stderr_bytes,
+    )
 
 
 @dataclass(frozen=True)
@@ -209,7 +261,13 @@ def show(session: Session, user: User | None, submission_id: int) -> SubmissionR
     organizer = is_organizer(session, user, competition.id)
     team_name = team.name if team else None
     place = queue_places(session, [submission], utcnow()).get(submission.id)
-    return describe(submission, score, phase=phase, organizer=organizer, team_name=team_name, detail=True, place=place)
+    record = describe(
+        submission, score, phase=phase, organizer=organizer, team_name=team_name, detail=True, place=place
+    )
+    run = latest_program_run(session, submission.id) if record.organizer is not None else None
+    if record.organizer is None or run is None:
+        return record
+    return replace(record, organizer=replace(record.organizer, program_run=program_logs(run)))
 
 
 def list_for_phase(
