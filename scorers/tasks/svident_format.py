@@ -117,6 +117,7 @@ def parse_gold(data: bytes, limits: RunLimits | None = None) -> SvIdentGold:
     label: dict[str, int] = {}
     group: dict[str, tuple[str, str]] = {}
     relevant: dict[str, frozenset[str]] = {}
+    documents: dict[tuple[str, str], tuple[str, str]] = {}
     not_relevant = {"", UNKNOWN_VARIABLE}
     sentences = 0
     for line, row in rows:
@@ -128,7 +129,7 @@ def parse_gold(data: bytes, limits: RunLimits | None = None) -> SvIdentGold:
         lang, doc_id = row[at_lang].strip(), row[at_doc].strip()
         # The common row is checked inline; _row_problems words what is wrong with any other.
         good = uuid and lang and doc_id and is_variable in ("0", "1") and "/" not in lang
-        found = [] if good else _row_problems(uuid, is_variable, lang, doc_id)
+        found = () if good else _row_problems(uuid, is_variable, lang, doc_id)
         for message in found:
             problems.add(f"line {line}", message)
         if uuid in first_line:
@@ -141,10 +142,14 @@ def parse_gold(data: bytes, limits: RunLimits | None = None) -> SvIdentGold:
             first_line[uuid] = line
         if found:
             continue
-        label[uuid] = int(is_variable)
-        group[uuid] = (lang, doc_id)
+        label[uuid] = 0 if is_variable == "0" else 1
+        # One tuple per document, shared by its sentences (each row's strings are new objects).
+        key = (lang, doc_id)
+        group[uuid] = documents.setdefault(key, key)
+        if is_variable == "0":
+            continue
         variables = frozenset(map(str.strip, row[at_variable].split(";"))) - not_relevant
-        if is_variable == "1" and variables:
+        if variables:
             relevant[uuid] = variables
             if limits is not None and len(variables) > limits.relevant_per_query:
                 problems.add(
