@@ -9,7 +9,7 @@ JSON for a script that asked for JSON), and a page that needs a login into a red
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.routing import APIRoute
 from markupsafe import Markup
+from sqlalchemy.exc import DisconnectionError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from app.services.accounts.throttle import LoginThrottled
 from app.services.competitions.markdown import render_markdown
@@ -134,6 +136,35 @@ def redirect(path: str) -> RedirectResponse:
 
 def wants_json(request: Request) -> bool:
     return "application/json" in request.headers.get("accept", "")
+
+
+@dataclass(frozen=True)
+class ErrorPage:
+    """What ``error.html`` shows: a status, a message, and the problems of refused input."""
+
+    status: int
+    message: str
+    problems: list[dict[str, str]] = field(default_factory=list)
+    total: int = 0
+
+
+def error_page(
+    request: Request,
+    error: ErrorPage | ServiceError,
+    *,
+    headers: dict[str, str] | None = None,
+    with_viewer: bool = True,
+) -> HTMLResponse:
+    """The error page of ``error``; the layout names the logged-in viewer unless ``with_viewer`` is false
+    (the database is down: looking the viewer up would fail too)."""
+    viewer = None
+    if with_viewer:
+        state: AppState = request.app.state.podium
+        try:
+            viewer = sessions.get_viewer(request, state)
+        except (OperationalError, DisconnectionError, PoolTimeout):
+            viewer = None  # the page still says what went wrong
+    return render(request, "error.html", {"error": error}, viewer=viewer, status=error.status, headers=headers)
 
 
 def error_response(request: Request, exc: ServiceError, viewer: User | None) -> Response:
