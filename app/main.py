@@ -20,7 +20,7 @@ from app.services.jobs.kinds import JobContext
 from app.services.scoring.gold import GoldCache
 from app.services.scoring.handoff import ParsedSubmissions
 from app.storage.db import Database
-from app.web import errors, ops, pages
+from app.web import errors, openapi, ops, pages
 from app.web.api import router as api_router
 from app.web.state import AppState
 from app.worker.embedded import EmbeddedPool
@@ -63,6 +63,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(api_router)
     ops.install(app, state)
     pages.install(app, state)
+    openapi.install(app)
     return app
 
 

@@ -13,17 +13,42 @@ from collections.abc import Iterator
 from typing import Annotated
 
 from fastapi import Depends, Path, Request
+from fastapi.requests import HTTPConnection
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
 from app.services.accounts import users
 from app.services.accounts.access import require_user
-from app.services.errors import InvalidInput, NotFound
+from app.services.errors import InvalidInput, NotAuthenticated, NotFound
 from app.services.jobs.kinds import QUEUE_KEY
 from app.storage.models import User
 from app.web.state import AppState
 
-_bearer = HTTPBearer(auto_error=False, description="An API token from `POST /api/v1/tokens` or `podium token create`.")
+#: The one security scheme of the OpenAPI document (``HTTPBearer``). ``app.web.openapi`` marks the
+#: operations that take ``OptionalUser`` alone (scheme ``OptionalHTTPBearer`` here) as open to anyone.
+BEARER_SCHEME = "HTTPBearer"
+OPTIONAL_BEARER_SCHEME = "OptionalHTTPBearer"
+_TOKEN_DESCRIPTION = "An API token from `POST /api/v1/tokens` or `podium token create`."  # noqa: S105
+
+
+class BearerToken(HTTPBearer):
+    """``Authorization: Bearer <token>``, or no header at all (anonymous). Unlike FastAPI's
+    ``HTTPBearer(auto_error=False)``, a header that is there but is not a bearer token (``Basic ...``,
+    ``Bearer`` with nothing after it, anything else) is refused like a wrong token, never taken for no
+    header: a client that thinks it sends credentials must not be served as anonymous."""
+
+    async def __call__(self, request: HTTPConnection) -> HTTPAuthorizationCredentials | None:
+        authorization = request.headers.get("Authorization")
+        if authorization is None:
+            return None
+        scheme, _, credentials = authorization.strip().partition(" ")
+        if scheme.lower() != "bearer" or not credentials.strip():
+            raise NotAuthenticated("the Authorization header must be 'Bearer <token>' with an API token")
+        return HTTPAuthorizationCredentials(scheme=scheme, credentials=credentials.strip())
+
+
+_bearer = BearerToken(scheme_name=BEARER_SCHEME, auto_error=False, description=_TOKEN_DESCRIPTION)
+_optional_bearer = BearerToken(scheme_name=OPTIONAL_BEARER_SCHEME, auto_error=False, description=_TOKEN_DESCRIPTION)
 
 
 def get_state(request: Request) -> AppState:
@@ -55,17 +80,26 @@ def client_address(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-def get_optional_user(
-    state: StateDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-) -> User | None:
-    """The token's owner, or ``None`` without a token; a wrong token is refused, never ignored."""
+def _token_owner(state: AppState, credentials: HTTPAuthorizationCredentials | None) -> User | None:
     if credentials is None:
         return None
     with state.db.session(read_only=True) as session:
         return users.user_for_token(session, credentials.credentials)
 
 
-def get_current_user(user: Annotated[User | None, Depends(get_optional_user)]) -> User:
+def get_optional_user(
+    state: StateDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_optional_bearer)]
+) -> User | None:
+    """The token's owner, or ``None`` without a token; a wrong token is refused, never ignored."""
+    return _token_owner(state, credentials)
+
+
+def get_current_user(
+    user: Annotated[User | None, Depends(get_optional_user)],
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> User:
+    """The token's owner; refused without a token. (``credentials`` only puts the required scheme in
+    the document: the owner was looked up once, by ``get_optional_user``, which every API route runs.)"""
     return require_user(user)
 
 

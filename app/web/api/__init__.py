@@ -7,13 +7,14 @@ from typing import Any
 from fastapi import APIRouter, Depends
 
 from app.web.api import accounts, baselines, competitions, leaderboards, submissions
-from app.web.deps import refuse_nul_characters
+from app.web.deps import get_optional_user, refuse_nul_characters
 from app.web.schemas.common import ErrorOut, Health
 
 PREFIX = "/api/v1"
 
 #: Refusals any operation may answer with, all in the one error shape of ``app.web.errors``: a wrong token
-#: is refused even where none is needed, and 422 replaces FastAPI's default validation body.
+#: (or an ``Authorization`` header that is no bearer token) is refused even where none is needed, and 422
+#: replaces FastAPI's default validation body.
 REFUSALS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorOut, "description": "the request was refused"},
     401: {"model": ErrorOut, "description": "no valid token where one is needed, or a wrong one"},
@@ -23,7 +24,11 @@ REFUSALS: dict[int | str, dict[str, Any]] = {
     422: {"model": ErrorOut, "description": "invalid parameters or body: `problems` names each mistake"},
 }
 
-router = APIRouter(prefix=PREFIX, responses=REFUSALS, dependencies=[Depends(refuse_nul_characters)])
+#: Every operation takes a token (``get_optional_user``), so a wrong one is refused everywhere; the document
+#: says which operations need one (``app.web.openapi``).
+router = APIRouter(
+    prefix=PREFIX, responses=REFUSALS, dependencies=[Depends(refuse_nul_characters), Depends(get_optional_user)]
+)
 router.include_router(accounts.router)
 router.include_router(competitions.router)
 router.include_router(submissions.router)

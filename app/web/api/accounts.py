@@ -23,7 +23,7 @@ from app.web.schemas.accounts import (
     UserCreate,
     UserOut,
 )
-from app.web.schemas.common import ErrorOut
+from app.web.schemas.common import ErrorOut, retry_after_header
 
 router = APIRouter(tags=["accounts"])
 
@@ -49,7 +49,15 @@ def register(body: UserCreate, session: SessionDep, state: StateDep) -> UserOut:
     "/tokens",
     status_code=HTTP_201_CREATED,
     response_model=TokenOut,
-    responses={401: {"model": ErrorOut}, 429: {"model": ErrorOut}},
+    responses={
+        401: {"model": ErrorOut, "description": "wrong name or password"},
+        429: {
+            "model": ErrorOut,
+            "description": "too many failed logins for this name or from this address: `retry_after` (and the "
+            "`Retry-After` header) says how many seconds to wait",
+            "headers": retry_after_header(required=True),
+        },
+    },
 )
 def create_token(body: TokenCreate, request: Request, state: StateDep, session: SessionDep) -> TokenOut:
     """Exchange a user name and password for an API token (shown only in this answer). Throttled like

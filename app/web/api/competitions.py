@@ -14,7 +14,7 @@ from app.services.bundles.uploads import bundle_from_upload
 from app.services.competitions import catalog, downloads, participation, phase_edits, samples
 from app.services.errors import InvalidInput, UploadTooLarge
 from app.storage.types import utcnow
-from app.web.deps import CurrentUser, OptionalUser, SessionDep, StateDep
+from app.web.deps import CurrentUser, SessionDep, StateDep
 from app.web.schemas.common import ErrorOut
 from app.web.schemas.competitions import (
     BundleWarningOut,
@@ -176,28 +176,28 @@ def request_participation(competition: str, session: SessionDep, user: CurrentUs
 
 
 @router.get("/{competition}/participants", response_model=ParticipantList)
-def list_participants(competition: str, session: SessionDep, user: OptionalUser) -> ParticipantList:
+def list_participants(competition: str, session: SessionDep, user: CurrentUser) -> ParticipantList:
     """Participation requests (organizers)."""
     rows = participation.list_participants(session, user, catalog.get_competition(session, competition))
     return ParticipantList(participants=[ParticipationOut.of(u.name, p) for u, p in rows])
 
 
 @router.post("/{competition}/participants/{name}/approve", response_model=ParticipationOut)
-def approve_participant(competition: str, name: str, session: SessionDep, user: OptionalUser) -> ParticipationOut:
+def approve_participant(competition: str, name: str, session: SessionDep, user: CurrentUser) -> ParticipationOut:
     """Let a user take part in an ``approval`` competition (organizers)."""
     competition_row = catalog.get_competition(session, competition)
     return ParticipationOut.of(name, participation.approve_participant(session, user, competition_row, name))
 
 
 @router.post("/{competition}/participants/{name}/refuse", response_model=ParticipationOut)
-def refuse_participant(competition: str, name: str, session: SessionDep, user: OptionalUser) -> ParticipationOut:
+def refuse_participant(competition: str, name: str, session: SessionDep, user: CurrentUser) -> ParticipationOut:
     """Decline a request, or take back an approval: the user may not take part nor ask again (organizers)."""
     competition_row = catalog.get_competition(session, competition)
     return ParticipationOut.of(name, participation.refuse_participant(session, user, competition_row, name))
 
 
 @router.delete("/{competition}/participants/{name}", status_code=204, response_class=Response)
-def remove_participant(competition: str, name: str, session: SessionDep, user: OptionalUser) -> Response:
+def remove_participant(competition: str, name: str, session: SessionDep, user: CurrentUser) -> Response:
     """Forget a user's request: they no longer take part in an approval-only competition and may ask
     again (organizers)."""
     participation.remove_participant(session, user, catalog.get_competition(session, competition), name)

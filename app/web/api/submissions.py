@@ -13,7 +13,7 @@ from app.services.errors import InvalidInput
 from app.services.submissions import changes, idempotency, intake, results
 from app.services.submissions.limits import MAX_METHOD_DESCRIPTION, MAX_METHOD_NAME, too_large
 from app.web.deps import CurrentUser, PhaseRef, RowId, SessionDep, StateDep
-from app.web.schemas.common import ErrorOut
+from app.web.schemas.common import ErrorOut, retry_after_header
 from app.web.schemas.submissions import RescoreOut, SubmissionList, SubmissionOut
 from app.web.uploads import multipart_body, read_form, upload_limit_for
 
@@ -37,9 +37,11 @@ _REFUSALS: dict[int | str, dict[str, Any]] = {
         "`Idempotency-Key` came before with another file or phase (`idempotency_key_reused`)",
         413: "the file is over the phase's size limit",
         422: "the file was refused: `problems` names each mistake (line, key, expected)",
-        429: "the team's limit is used up (`resets_at` says when the daily limit resets)",
+        429: "the team's limit is used up (`resets_at` and the `Retry-After` header say when the daily limit "
+        "resets; neither for a limit over the whole phase)",
     }.items()
 }
+_REFUSALS[429]["headers"] = retry_after_header(required=False)
 
 
 @router.post(
@@ -60,6 +62,8 @@ async def submit(
         str | None,
         Header(
             alias="Idempotency-Key",
+            # What ``idempotency.checked_key`` takes, less spaces at either end (HTTP drops those).
+            pattern=r"^[\x21-\x7e]([\x20-\x7e]{0,253}[\x21-\x7e])?$",
             description="Any string of 1 to 255 printable ASCII characters, new for each upload. The same key "
             "from the same user within 24 hours returns the submission it made (same id, same answer, with "
             "the header `Idempotent-Replayed: true`) instead of storing the file again; with another file or "

@@ -2,27 +2,45 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, Field
 
+from app.services.accounts import users
 from app.storage.models import ApiToken, Team, User
+from app.storage.types import column_length
 from app.web.schemas.common import Password, text_for
 
+#: Any name that fits the column (logging in with one that cannot exist is a 401 like any other).
 UserName = text_for(User.name)
 Email = text_for(User.email)
 TokenLabel = text_for(ApiToken.label)
-TeamName = text_for(Team.name)
+TeamName = text_for(Team.name, min_length=1)
 InviteCode = text_for(Team.invite_code)
+
+#: The rules of ``app.services.accounts`` for a new account (it checks them again), as the document
+#: declares them: a new name's pattern, a new password's length.
+NewUserName = Annotated[
+    str,
+    Field(
+        pattern=f"^{users.NAME_PATTERN.pattern}$",
+        min_length=1,
+        max_length=column_length(User.name),
+        description="a letter or digit, then letters, digits, '_', '.' or '-'",
+    ),
+]
+NewPassword = Annotated[Password, Field(min_length=users.MIN_PASSWORD_LENGTH)]
 
 
 class UserCreate(BaseModel):
-    name: UserName = Field(examples=["ada"])
-    password: Password
+    name: NewUserName = Field(examples=["ada"])
+    password: NewPassword
     email: Email | None = None
 
 
 class PasswordChange(BaseModel):
     current_password: Password
-    new_password: Password
+    new_password: NewPassword
 
 
 class SignedOut(BaseModel):

@@ -54,6 +54,15 @@ class ErrorOut(BaseModel):
     opens_at: datetime | None = None
     closed_at: datetime | None = None
     limit_bytes: int | None = None
+    retry_after: int | None = Field(None, description="seconds to wait before trying again (login throttling)")
+
+
+def retry_after_header(*, required: bool) -> dict[str, dict[str, object]]:
+    """The ``Retry-After`` header of a 429 or 503, as the document declares it."""
+    schema = {"type": "string", "pattern": "^[1-9][0-9]*$"}
+    return {
+        "Retry-After": {"description": "seconds to wait before trying again", "required": required, "schema": schema}
+    }
 
 
 class Health(BaseModel):
