@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 from app.config import Settings
 from app.services.accounts.throttle import LoginThrottle
@@ -52,11 +53,17 @@ def create_app(settings: Settings) -> FastAPI:
             stop()
             state.db.dispose()
 
-    app = FastAPI(
+    # FastAPI's /docs loads Swagger UI from a CDN; this serves the same from the installed package
+    # (/static-offline-docs), so the documentation works on a machine without the internet.
+    app = FastAPIOffline(
         title="Podium",
         version=VERSION,
         summary="A shared-task evaluation server: submissions, exact scorers, leaderboards.",
         lifespan=lifespan,
+        # Swagger UI would send the document to an online validator for its badge; ReDoc's page loads
+        # its logo from its CDN, so only Swagger UI is served.
+        swagger_ui_parameters={"validatorUrl": None},
+        redoc_url=None,
     )
     app.state.podium = state
     errors.install(app)
