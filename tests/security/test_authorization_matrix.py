@@ -74,7 +74,7 @@ NOT_IN_TABLE = {
     ("GET", "/docs/oauth2-redirect"),
     ("GET", "/redoc"),
 }
-MOUNTS = {"/static"}
+MOUNTS = {"/static", "/static-offline-docs"}
 
 EVERYONE_ELSE = frozenset(ACTORS)
 ORGANIZERS = frozenset({ORGANIZER, ADMIN})

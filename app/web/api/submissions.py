@@ -62,8 +62,9 @@ async def submit(
         str | None,
         Header(
             alias="Idempotency-Key",
-            # What ``idempotency.checked_key`` takes, less spaces at either end (HTTP drops those).
-            pattern=r"^[\x21-\x7e]([\x20-\x7e]{0,253}[\x21-\x7e])?$",
+            # What ``idempotency.checked_key`` takes (it refuses the rest, naming the header), less spaces
+            # at either end (HTTP drops those): declared in the document, checked in one place.
+            json_schema_extra={"pattern": r"^[\x21-\x7e]([\x20-\x7e]{0,253}[\x21-\x7e])?$"},
             description="Any string of 1 to 255 printable ASCII characters, new for each upload. The same key "
             "from the same user within 24 hours returns the submission it made (same id, same answer, with "
             "the header `Idempotent-Replayed: true`) instead of storing the file again; with another file or "
