@@ -42,9 +42,7 @@ CHECKS = [
 ]
 #: Examples per operation, role and mode: about a minute and a half for the whole document on two cores
 #: (``test_fuzz_openapi.py`` fuzzes every operation again, over HTTP, as four identities).
-EXAMPLES_PER_OPERATION = settings(
-    max_examples=6, deadline=None, database=None, suppress_health_check=list(HealthCheck)
-)
+EXAMPLES_PER_OPERATION = settings(max_examples=6, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
 
 @dataclass(frozen=True)
