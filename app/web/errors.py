@@ -121,7 +121,8 @@ def _validation_error(request: Request, exc: Exception) -> Response:
         {"where": ".".join(str(part) for part in error.get("loc", ())), "message": str(error.get("msg", ""))}
         for error in exc.errors()
     ]
-    if is_page(request) and problems and all(p["where"].startswith("path.") for p in problems):
+    navigated = request.method in ("GET", "HEAD")
+    if navigated and is_page(request) and problems and all(p["where"].startswith("path.") for p in problems):
         # ``/submissions/abc`` names no page: for a person that is a page that does not exist.
         return _answer(request, 404, {"error": "not_found", "detail": "Not Found"}, page_message=_PAGE_MESSAGES[404])
     body = {"error": "invalid_request", "detail": "the request was refused", "problems": problems}
