@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
+from types import ModuleType
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -27,7 +28,6 @@ from app.services.bundles.spec import BundleError
 from app.services.errors import InvalidInput, NotAuthenticated, QuotaExhausted, ServiceError, UploadTooLarge
 from app.storage.models.base import TextRefused
 from app.storage.types import utcnow
-from app.web.pages import render
 
 log = logging.getLogger(__name__)
 
@@ -44,19 +44,28 @@ _HTTP_CODES = {
 #: Paths that answer JSON whatever the client accepts: the API and the operators' routes.
 JSON_PATHS = ("/api/", "/openapi.json", "/readyz", "/metrics", "/healthz")
 
+NO_SUCH_PAGE = "There is no such page here. It may have been moved, or the address was mistyped."
+
 #: The words of an error page for an error without a message of its own (no such page, ...).
 _PAGE_MESSAGES = {
-    404: "There is no such page here. It may have been moved, or the address was mistyped.",
+    404: NO_SUCH_PAGE,
     405: "This page cannot be used that way.",
 }
 
 _DATABASE_DOWN = "The database cannot be reached right now, so nothing was changed; please try again shortly."
 
 
+def _pages() -> ModuleType:
+    """``app.web.pages.render``, imported when first needed: it imports this module."""
+    from app.web.pages import render
+
+    return render
+
+
 def is_page(request: Request) -> bool:
     """Whether an error on ``request`` is answered with an HTML page: any path outside the API and the
     operators' routes, unless the client asked for JSON (the pages' own scripts do)."""
-    return not request.url.path.startswith(JSON_PATHS) and not render.wants_json(request)
+    return not request.url.path.startswith(JSON_PATHS) and not _pages().wants_json(request)
 
 
 def _answer(
@@ -73,6 +82,7 @@ def _answer(
     if is_page(request):
         problems = body.get("problems", [])
         message = page_message or str(body.get("detail", ""))
+        render = _pages()
         error = render.ErrorPage(status, message, problems, body.get("total", len(problems)))
         return render.error_page(request, error, headers=headers, with_viewer=database)
     return JSONResponse(body, status_code=status, headers=headers or None)
@@ -121,10 +131,6 @@ def _validation_error(request: Request, exc: Exception) -> Response:
         {"where": ".".join(str(part) for part in error.get("loc", ())), "message": str(error.get("msg", ""))}
         for error in exc.errors()
     ]
-    navigated = request.method in ("GET", "HEAD")
-    if navigated and is_page(request) and problems and all(p["where"].startswith("path.") for p in problems):
-        # ``/submissions/abc`` names no page: for a person that is a page that does not exist.
-        return _answer(request, 404, {"error": "not_found", "detail": "Not Found"}, page_message=_PAGE_MESSAGES[404])
     body = {"error": "invalid_request", "detail": "the request was refused", "problems": problems}
     return _answer(request, 422, body)
 

@@ -26,12 +26,12 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from app.services.accounts.throttle import LoginThrottled
 from app.services.competitions.markdown import render_markdown
-from app.services.errors import InvalidInput, QuotaExhausted, ServiceError
+from app.services.errors import InvalidInput, NotFound, QuotaExhausted, ServiceError
 from app.storage.models import User
 from app.storage.models.base import TextRefused
 from app.storage.types import utcnow
 from app.web import csrf, sessions
-from app.web.errors import refused_text
+from app.web.errors import NO_SUCH_PAGE, refused_text
 from app.web.pages import urls
 from app.web.state import AppState
 from leaderboard.exports import iso_utc
@@ -178,8 +178,12 @@ def error_response(request: Request, exc: ServiceError, viewer: User | None) -> 
     return render(request, "error.html", {"error": exc}, viewer=viewer, status=exc.status, headers=headers)
 
 
-def form_refused(exc: RequestValidationError) -> InvalidInput:
-    """A form (or address) the page's parameters refused, as a refusal naming each field."""
+def form_refused(request: Request, exc: RequestValidationError) -> ServiceError:
+    """A form (or address) the page's parameters refused, as a refusal naming each field; an address
+    one navigates to whose path names nothing (``/submissions/abc``) is a page that does not exist."""
+    navigated = request.method in ("GET", "HEAD")
+    if navigated and exc.errors() and all(tuple(error.get("loc", ()))[:1] == ("path",) for error in exc.errors()):
+        return NotFound(NO_SUCH_PAGE)
     problems = [
         {"where": str(error.get("loc", ("",))[-1]), "message": str(error.get("msg", ""))} for error in exc.errors()
     ]
@@ -199,7 +203,7 @@ class PageRoute(APIRoute):
                 except TextRefused as exc:
                     raise refused_text(exc) from None
                 except RequestValidationError as exc:
-                    raise form_refused(exc) from None
+                    raise form_refused(request, exc) from None
             except ServiceError as exc:
                 login_page = request.method in ("GET", "HEAD") and not wants_json(request)
                 if isinstance(exc, sessions.LoginRequired) and login_page:
