@@ -113,7 +113,12 @@ def valid_body(spec: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
 def test_every_string_field_of_the_api_declares_its_limits(client: TestClient) -> None:
     fields = json_string_fields(client.app.openapi())  # type: ignore[attr-defined]
     assert len(fields) >= 10  # users, tokens, teams, passwords, baseline runs...
-    undeclared = [(m, p, f) for m, p, f, s, _ in fields if s.get("pattern") != NO_NUL or "maxLength" not in s]
+    # NO_NUL, or a stricter pattern that refuses NUL too (a new user's name).
+    undeclared = [
+        (m, p, f)
+        for m, p, f, s, _ in fields
+        if "maxLength" not in s or "pattern" not in s or re.search(s["pattern"], "a\x00b") is not None
+    ]
     assert undeclared == []
 
 
