@@ -8,9 +8,10 @@ refused; ``Allow`` on 405; credentials never ignored) must pass.
 
 The path parameters are pinned to rows of the example competitions (``podium demo``), so that requests
 reach the handlers' work rather than their 404 (``test_schemathesis.py`` fuzzes the names themselves).
-Three operations take content that no schema can describe (a prediction file checked against the
-phase's gold, a competition bundle, a baseline's options, which depend on the baseline); for those a
-422 naming the problems is the right answer to data the schema allows.
+Four operations take content that no schema can describe (a prediction file checked against the
+phase's gold, a competition bundle, a baseline's options, which depend on the baseline, a phase's new
+window, whose end must follow its start and whose days must exist); for those a 422 naming the
+problems is the right answer to data the schema allows.
 
 The run is bounded by examples per operation (``MAX_EXAMPLES``): about two minutes for the four
 identities on a 2-core machine.
@@ -65,7 +66,12 @@ def config(live: LiveServer, folder: Path) -> Path:
     )
     assert upload.status_code == 202, upload.text
     content_checked = "|".join(
-        [r"^/api/v1/competitions$", r"/phases/\{phase\}/submissions$", r"/phases/\{phase\}/baseline-runs$"]
+        [
+            r"^/api/v1/competitions$",
+            r"/phases/\{phase\}$",
+            r"/phases/\{phase\}/submissions$",
+            r"/phases/\{phase\}/baseline-runs$",
+        ]
     )
     path = folder / "schemathesis.toml"
     path.write_text(
@@ -85,7 +91,7 @@ include-path-regex = "/participants/"
 parameters = {{ "path.name" = "demo-participant" }}
 
 [[operations]]
-include-method = "POST"
+include-method-regex = "POST|PATCH"
 include-path-regex = '{content_checked}'
 checks = {{ positive_data_acceptance = {{ expected-statuses = {CONTENT_CHECKED_STATUSES} }} }}
 """,

@@ -241,16 +241,38 @@ class ParticipantList(BaseModel):
 Description = text_of(MAX_DESCRIPTION)
 
 
+#: A time as a phase's window takes it: UTC to the minute (``2026-12-01T00:00Z``).
+_UTC_MINUTE: dict[str, Any] = {
+    "pattern": r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9](:00(\.0+)?)?"
+    r"(Z|[+-]00:?00)$"
+}
+_AT_LEAST_ONE: dict[str, Any] = {"minimum": 1}
+
+
 class PhaseEdit(BaseModel):
     """What an organizer may change of a phase; a field left out stays as it is."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    starts_at: ShortText | None = Field(None, description="UTC to the minute, e.g. 2026-12-01T00:00Z; null: open now")
-    ends_at: ShortText | None = Field(None, description="UTC to the minute; null: the phase stays open for good")
-    daily_limit: int | None = Field(None, description="submissions per team and UTC day; null: no daily limit")
-    total_limit: int | None = Field(None, description="submissions per team in all; null: no total limit")
-    visibility: ShortText | None = Field(None, description="public, or hidden (numbers for organizers only)")
+    # The shapes below are declared for clients, not enforced here: ``phase_edits`` checks every field with
+    # the bundle's rules (and the end after the start) and names each bad one.
+    starts_at: ShortText | None = Field(
+        None, description="UTC to the minute, e.g. 2026-12-01T00:00Z; null: open now", json_schema_extra=_UTC_MINUTE
+    )
+    ends_at: ShortText | None = Field(
+        None, description="UTC to the minute; null: the phase stays open for good", json_schema_extra=_UTC_MINUTE
+    )
+    daily_limit: int | None = Field(
+        None, description="submissions per team and UTC day; null: no daily limit", json_schema_extra=_AT_LEAST_ONE
+    )
+    total_limit: int | None = Field(
+        None, description="submissions per team in all; null: no total limit", json_schema_extra=_AT_LEAST_ONE
+    )
+    visibility: ShortText | None = Field(
+        None,
+        description="public, or hidden (numbers for organizers only)",
+        json_schema_extra={"enum": [*(v.value for v in Visibility), None]},
+    )
     description: Description | None = Field(None, description="Markdown")
 
     def changes(self) -> dict[str, Any]:
