@@ -23,6 +23,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -44,27 +45,35 @@ ROLES = ["anonymous", "participant", "organizer", "admin"]
 CONTENT_CHECKED_STATUSES = '["2xx", "401", "403", "404", "409", "413", "422", "429"]'
 
 
+@dataclass(frozen=True)
+class Target:
+    live: LiveServer
+    admin_token: str
+    #: A submission of the participant's (uploaded before any fuzzing: an organizer's run may close the
+    #: phase or lower its limits).
+    submission_id: int
+
+
 @pytest.fixture(scope="module")
-def server(migrated: Database, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, str]]:
-    """The live server and a site admin's token."""
+def target(migrated: Database, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
     with serve(migrated, tmp_path_factory.mktemp("fuzz-server")) as live:
         with migrated.session() as session:
             admin = users.create_user(session, "fuzz-admin", "fuzz-admin-password", is_admin=True)
             token = users.issue_token(session, admin, "fuzz")
             session.commit()
-        yield live, token
+        upload = httpx.post(
+            live.submissions("svident-detection"),
+            headers=live.auth(),
+            files={"file": ("submission.json", example("svident-detection").submission)},
+            timeout=TIMEOUT,
+        )
+        assert upload.status_code == 202, upload.text
+        yield Target(live, token, upload.json()["id"])
 
 
-def config(live: LiveServer, folder: Path) -> Path:
+def config(target: Target, folder: Path) -> Path:
     """The fuzzer's settings: path parameters pinned to real rows, and where 422 answers valid data."""
     competition, task, phase = example("svident-detection").ref
-    upload = httpx.post(
-        live.submissions("svident-detection"),
-        headers=live.auth(),
-        files={"file": ("submission.json", example("svident-detection").submission)},
-        timeout=TIMEOUT,
-    )
-    assert upload.status_code == 202, upload.text
     content_checked = "|".join(
         [
             r"^/api/v1/competitions$",
@@ -80,7 +89,7 @@ def config(live: LiveServer, folder: Path) -> Path:
 "path.competition" = "{competition}"
 "path.task" = "{task}"
 "path.phase" = "{phase}"
-"path.submission_id" = {upload.json()["id"]}
+"path.submission_id" = {target.submission_id}
 
 [[operations]]
 include-path-regex = "/files/"
@@ -130,10 +139,15 @@ def fuzz(live: LiveServer, settings: Path, token: str | None, report: Path) -> s
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_the_fuzzer_finds_nothing_as_any_identity(server: tuple[LiveServer, str], tmp_path: Path, role: str) -> None:
-    live, admin_token = server
-    token = {"anonymous": None, "participant": live.token, "organizer": live.organizer_token, "admin": admin_token}
-    run = fuzz(live, config(live, tmp_path), token[role], tmp_path / "junit.xml")
+def test_the_fuzzer_finds_nothing_as_any_identity(target: Target, tmp_path: Path, role: str) -> None:
+    live = target.live
+    token = {
+        "anonymous": None,
+        "participant": live.token,
+        "organizer": live.organizer_token,
+        "admin": target.admin_token,
+    }
+    run = fuzz(live, config(target, tmp_path), token[role], tmp_path / "junit.xml")
     summary = run.stdout[run.stdout.find("=== FAILURES ===") :] if "FAILURES" in run.stdout else run.stdout[-3000:]
     assert run.returncode == 0, (
         f"schemathesis as {role} (exit {run.returncode}):\n{summary[:20000]}\n{run.stderr[-2000:]}"
