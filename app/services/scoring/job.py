@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from app.services.jobs.kinds import SCORING, JobContext, JobKind
 from app.services.jobs.retry import GaveUp, error_text
 from app.services.scoring import programs, steps
+from app.services.scoring.handoff import Parsed
 from app.services.scoring.steps import Claim
 from app.storage.models import Submission
 from app.storage.types import utcnow
@@ -53,11 +54,15 @@ def score_submission(ctx: JobContext, submission_id: int) -> None:
                 lambda: ctx.read(lambda s: steps.load_gold(s, held, gold_cache=ctx.gold_cache)),
             )
             if programs.runs_program(gold):
+                if not isinstance(data, bytes):  # nothing is handed over for a program; should it be, read the file
+                    data = retry(
+                        f"reading submission {submission_id}", lambda: ctx.read(lambda s: steps.submitted_file(s, held))
+                    )
                 ran: Scored | programs.ProgramResult = programs.run(
                     gold, data, held, settings=ctx.settings, limits=ctx.limits
                 )
             else:
-                report = steps.compute(gold, data, limits=ctx.limits, held=held, handoff=ctx.handoff)
+                report = steps.compute(gold, data, limits=ctx.limits)
                 ran = Scored(report, steps.interval(gold, held, report))
     except GaveUp as exc:
         ctx.give_up(SCORE_SUBMISSION, submission_id, exc, lambda s, reason: _fail(s, held, reason), claimed=True)
@@ -76,8 +81,9 @@ def score_submission(ctx: JobContext, submission_id: int) -> None:
         ctx.give_up(SCORE_SUBMISSION, submission_id, exc, lambda s, reason: _fail(s, held, reason), claimed=True)
 
 
-def _claim(ctx: JobContext, session: Session, submission_id: int) -> tuple[Claim, bytes] | None:
-    """Claim the submission and read its file, in one transaction."""
+def _claim(ctx: JobContext, session: Session, submission_id: int) -> tuple[Claim, bytes | Parsed] | None:
+    """Claim the submission and read its file, in one transaction; where this process's upload parsed the
+    file (``ctx.handoff``), that parse instead of the file."""
     settings = ctx.settings
     held = steps.claim(
         session,
@@ -87,7 +93,11 @@ def _claim(ctx: JobContext, session: Session, submission_id: int) -> tuple[Claim
         lease_seconds=settings.lease_seconds,
         max_attempts=settings.max_attempts,
     )
-    return None if held is None else (held, steps.submitted_file(session, held))
+    if held is None:
+        return None
+    parsed = ctx.handoff.take(held.gold.key, held.sha256) if ctx.handoff is not None else None
+    # Taken before the commit: should the transaction fail, the retry (or a resent job) reads the file instead.
+    return held, parsed if parsed is not None else steps.submitted_file(session, held)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from app.services.jobs import lease
 from app.services.scoring.gold import GoldCache, GoldRef, ParsedGold, gold_of, parsed_gold
-from app.services.scoring.handoff import ParsedSubmissions
+from app.services.scoring.handoff import Parsed
 from app.services.scoring.validation import validate
 from app.services.submissions.limits import Limits
 from app.storage.blobs import read_blob
@@ -107,19 +107,11 @@ def cached_gold(held: Claim, gold_cache: GoldCache) -> ParsedGold | None:
     return gold_cache.peek(held.gold.key)
 
 
-def compute(
-    gold: ParsedGold,
-    data: bytes,
-    *,
-    limits: Limits,
-    held: Claim | None = None,
-    handoff: ParsedSubmissions | None = None,
-) -> ScoreReport:
+def compute(gold: ParsedGold, data: bytes | Parsed, *, limits: Limits) -> ScoreReport:
     """Score a file against parsed gold (no database); raises whatever the scorer raises. The file is
-    validated again unless the upload's parse of it waits in ``handoff`` (the same process validated
-    the same bytes against the same public view)."""
-    parsed = handoff.take(held.gold.key, held.sha256) if handoff is not None and held is not None else None
-    submission = parsed.submission if parsed is not None else validate(gold, data, limits)
+    validated again, unless ``data`` is the upload's parse of it, handed over in this process
+    (``handoff``: the same bytes validated against the same public view)."""
+    submission = data.submission if isinstance(data, Parsed) else validate(gold, data, limits)
     return gold.scorer.compute(gold.gold, submission)
 
 
