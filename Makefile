@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export PODIUM_SHARED_DIR ?= $(abspath ../shared)
 
-.PHONY: serve serve-full test lint check install install-serve lock bench clean runtimes
+.PHONY: serve serve-full test lint check install install-serve lock bench clean runtimes screenshots
 
 # Installation per tier, every version pinned by constraints.txt (the image and CI use it too):
 # `make serve` takes what the server and the fast hosted baselines need, no torch, so that it is up
@@ -66,6 +66,16 @@ lock:
 		echo "chromium is missing: run 'sudo apt-get install chromium' for the browser tests"; \
 	fi
 
+# axe-core for the accessibility checks of the browser tests (tests/app/web/accessibility.py), from the
+# npm registry at the version package-lock.json pins; the tests inject it into the pages.
+AXE_DIR := tests/app/web/axe
+$(AXE_DIR)/node_modules/axe-core/axe.min.js: $(AXE_DIR)/package.json $(AXE_DIR)/package-lock.json
+	@if command -v npm >/dev/null; then \
+		npm ci --prefix $(AXE_DIR) --no-audit --no-fund --silent && touch $@; \
+	else \
+		echo "npm is missing: run 'sudo apt-get install npm' for the accessibility checks of the browser tests"; \
+	fi
+
 # Scoring programs of CodaLab and Codabench competitions run under bubblewrap (Debian's bubblewrap).
 /usr/bin/bwrap:
 	@if [ "$$(id -u)" = 0 ]; then \
@@ -106,8 +116,12 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy scorers leaderboard baselines sandbox codalab
 
-test: lint /usr/bin/chromium /usr/bin/bwrap runtimes
+test: lint /usr/bin/chromium /usr/bin/bwrap runtimes $(AXE_DIR)/node_modules/axe-core/axe.min.js
 	$(PY) -m pytest
+
+# The screenshots of the main pages in docs/screenshots/ (1400 px and 400 px), from a real seeded server.
+screenshots: $(VENV)/.installed /usr/bin/chromium
+	$(PY) docs/screenshots/take.py
 
 bench: $(VENV)/.installed
 	$(PY) bench/score_bench.py

@@ -23,7 +23,7 @@ import unicodedata
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import matplotlib
@@ -57,6 +57,27 @@ LABEL_LIMIT = 28
 METRIC_LIMIT = 40
 MAX_SERIES = 10
 MAX_BARS = 50
+#: The least span of the time axis: uploads minutes apart (or one alone) still get ticks a person reads.
+MIN_TIME_SPAN = timedelta(hours=1)
+
+
+def score_limits(values: Iterable[float]) -> tuple[float, float] | None:
+    """Limits of a score axis for fractions: a little room around the data, never beyond 0 % or 100 %
+    (matplotlib's margins would show -2 % or 102 %); one value gets a narrow band around it. None where
+    a value lies outside [0, 1] (an error, a count): matplotlib's own limits then."""
+    seen = list(values)
+    low, high = min(seen), max(seen)
+    if low < 0 or high > 1:
+        return None
+    pad = max((high - low) * 0.1, 0.02)
+    return max(0.0, low - pad), min(1.0, high + pad)
+
+
+def time_limits(start: datetime, end: datetime) -> tuple[datetime, datetime]:
+    """Limits of the time axis: the uploads' span with a margin, at least ``MIN_TIME_SPAN`` wide and
+    centred on the data, so that one upload is a point in the middle with readable ticks either side."""
+    pad = max((end - start) * 0.04, (MIN_TIME_SPAN - (end - start)) / 2)
+    return start - pad, end + pad
 
 
 def label(text: str, limit: int = LABEL_LIMIT) -> str:
@@ -144,20 +165,37 @@ def _progress_figure(figure: Figure, series: list[Series], metric: str, until: d
         return
     ends = [s.points[-1][0] for s in series] + ([utc(until)] if until is not None else [])
     end = max(ends)
+    start = min(s.points[0][0] for s in shown)
+    scores = [v for s in shown for _, v in s.points]
     for s in shown:
         # numpy datetime64 is naive; the points are UTC already, and the axis shows UTC.
         moments = [t for t, _ in s.points] + [max(end, s.points[-1][0])]
         times = np.array([t.replace(tzinfo=None) for t in moments], dtype="datetime64[us]")
         values = [v for _, v in s.points] + [s.points[-1][1]]
         style = "--" if s.baseline else "-"
-        (line,) = ax.step(times, values, where="post", linestyle=style, linewidth=1.8, label=label(s.label))
-        ax.plot(times[:-1], values[:-1], "o", color=line.get_color(), markersize=4)
+        # Not clipped: a score of 100 % sits on the axis' top edge, drawn whole.
+        (line,) = ax.step(
+            times, values, where="post", linestyle=style, linewidth=1.8, label=label(s.label), clip_on=False
+        )
+        ax.plot(times[:-1], values[:-1], "o", color=line.get_color(), markersize=4, clip_on=False)
+    limits = score_limits(scores)
+    if limits is not None:
+        ax.set_ylim(*limits)
+    low, high = time_limits(start, end)
+    ax.set_xlim(np.datetime64(low.replace(tzinfo=None), "us"), np.datetime64(high.replace(tzinfo=None), "us"))
+    # The day (or the year) that every tick shares goes into the axis label rather than matplotlib's
+    # offset text, which sat on the label's line and could run into it.
+    if low.date() == high.date():
+        ax.set_xlabel(f"Upload time (UTC), {low:%Y-%m-%d}")
+    elif low.year == high.year:
+        ax.set_xlabel(f"Upload time (UTC), {low.year}")
     # Few, compact date labels in UTC, so that they do not overlap at phone width.
     # minticks=2: with 3, some spans of two or three days leave matplotlib no interval that fits (it
     # warns). matplotlib.dates has no type annotations, hence the ignores.
     locator = mdates.AutoDateLocator(tz=UTC, minticks=2, maxticks=6)  # type: ignore[no-untyped-call]
     ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=UTC))  # type: ignore[no-untyped-call]
+    formatter = mdates.ConciseDateFormatter(locator, tz=UTC, show_offset=False)  # type: ignore[no-untyped-call]
+    ax.xaxis.set_major_formatter(formatter)
     title = f"Best {metric} over time"
     if len(series) > len(shown):
         title += f" (top {len(shown)} of {len(series)})"

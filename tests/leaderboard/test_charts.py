@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ET
 from dataclasses import replace
-from datetime import timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import matplotlib
 import pytest
@@ -151,11 +151,30 @@ def test_times_are_shown_in_utc_whatever_zone_they_come_in() -> None:
     svg = progress_chart(candidates, F1)
     assert progress_chart(shifted, F1) == svg
     texts = svg_texts(svg)
-    assert texts[: texts.index("Upload time (UTC)") + 2] == [
+    # The day every tick shares is said once, in the axis label.
+    assert texts[: texts.index("Upload time (UTC), 2024-05-01") + 1] == [
         "12:00",
         "14:00",
         "16:00",
         "18:00",
-        "Upload time (UTC)",
-        "2024-May-01",
+        "Upload time (UTC), 2024-05-01",
     ]
+
+
+def test_a_score_axis_stays_within_0_and_100_percent_and_one_value_gets_a_band() -> None:
+    from leaderboard.charts import score_limits
+
+    assert score_limits([0.5, 1.0]) == (0.45, 1.0)
+    assert score_limits([0.0, 0.2]) == (0.0, pytest.approx(0.22))
+    low, high = score_limits([0.9])  # type: ignore[misc]
+    assert low < 0.9 < high and high - low == pytest.approx(0.04)
+    assert score_limits([0.5, 3.2]) is None, "an error or a count keeps matplotlib's limits"
+
+
+def test_the_time_axis_spans_at_least_an_hour_around_the_uploads() -> None:
+    from leaderboard.charts import MIN_TIME_SPAN, time_limits
+
+    moment = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+    assert time_limits(moment, moment) == (moment - MIN_TIME_SPAN / 2, moment + MIN_TIME_SPAN / 2)
+    low, high = time_limits(moment, moment + timedelta(days=10))
+    assert (low, high) == (moment - timedelta(days=0.4), moment + timedelta(days=10.4))

@@ -7,6 +7,7 @@ progress bar and live status. ``install`` adds them, the session cookie and the 
 from __future__ import annotations
 
 from fastapi import Depends, FastAPI
+from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from app.web import sessions
@@ -22,6 +23,14 @@ def install(app: FastAPI, state: AppState) -> Pages:
     app.state.pages = pages
     sessions.install(app, state.settings)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    # Browsers ask for /favicon.ico whatever the page links; they all take the SVG the pages link.
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> FileResponse:
+        return FileResponse(
+            STATIC / "favicon.svg", media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"}
+        )
+
     for module in (public, accounts, participate, organize, create):
         app.include_router(module.router, dependencies=[Depends(refuse_nul_in_page_address)])
     return pages

@@ -147,7 +147,31 @@
     setTimeout(poll, delay);
   }
 
+  // A table wider than its box scrolls inside it; a line above the box says so, shown only while
+  // something is out of sight (the CSS edge shadow says it too where scripts do not run).
+  function scrollHints() {
+    var boxes = document.querySelectorAll(".table-scroll");
+    if (!boxes.length) return;
+    var hints = [];
+    boxes.forEach(function (box) {
+      var hint = document.createElement("p");
+      hint.className = "scroll-hint";
+      hint.setAttribute("aria-hidden", "true");
+      hint.textContent = "More columns: scroll the table sideways →";
+      box.before(hint);
+      hints.push([box, hint]);
+    });
+    function update() {
+      hints.forEach(function (pair) {
+        pair[1].hidden = pair[0].scrollWidth <= pair[0].clientWidth + 1;
+      });
+    }
+    update();
+    window.addEventListener("resize", update);
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    scrollHints();
     localTimes();
     countdowns();
     uploads();
