@@ -266,6 +266,22 @@ def test_a_participant_submits_and_finds_the_score_on_the_leaderboard(db: Databa
     assert entry["metrics"] == {"accuracy": 0.5}
 
 
+def test_uploads_scored_in_the_same_process_leave_no_parse_behind(db: Database, client: TestClient) -> None:
+    setup(db)
+    ada = auth(db, "ada")
+    handoff = client.app.state.podium.handoff  # type: ignore[attr-defined]
+    assert handoff is not None  # the embedded mode: this process scores what it accepts
+    answers = [upload(client, ada, run) for run in (HALF, PERFECT)]
+    assert [a.status_code for a in answers] == [202, 202]
+    wait(client)
+    assert len(handoff) == 0  # nothing left waiting once every job ran
+    scored = [client.get(f"/api/v1/submissions/{a.json()['id']}", headers=ada).json() for a in answers]
+    assert [(s["status"], s["metrics"]) for s in scored] == [
+        ("scored", {"accuracy": 0.5}),
+        ("scored", {"accuracy": 1.0}),
+    ]
+
+
 def test_a_bad_file_is_refused_with_its_problems_and_costs_nothing(db: Database, client: TestClient) -> None:
     setup(db, phase_spec(total_limit=1))
     ada = auth(db, "ada")
