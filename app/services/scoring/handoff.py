@@ -5,9 +5,10 @@ that scores it runs in the same process moments later and would parse the same b
 Task 2 run of 14 MB, half the server's work per submission). The upload leaves what it parsed here,
 keyed by the gold's cache key and the file's sha256 as the submission row records it; the job's claim
 takes it (once: an entry is removed when taken, so a scorer may consume what it is given) instead of
-reading the blob, and reads and parses the blob on a miss. Nothing depends on the entry being there: a job in another process, after a
-restart or once the entry was dropped, reads the blob as before, and what is handed over is exactly
-what the job's own parse would give (the same bytes, the same public view, the same limits).
+reading the blob, and reads and parses the blob on a miss. Nothing depends on the entry being there: a
+job in another process, after a restart or once the entry was dropped, reads the blob as before, and
+what is handed over is exactly what the job's own parse would give (the same bytes, the same public
+view, the same limits).
 
 Only the distributed mode's web tier must not keep entries (no job there takes them): the app makes
 one only where its own pool scores. Entries are bounded by the bytes of their files and dropped
