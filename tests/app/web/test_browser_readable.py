@@ -238,13 +238,28 @@ def test_charts_fit_their_data_and_no_labels_overlap(site: Site, chart: str) -> 
         assert len(ticks) >= 3, texts
         assert min(ticks) >= 0 and max(ticks) <= 100, "a score axis within 0-100 %"
         if chart != "documents":
-            times = [str(t["text"]) for t in texts if re.search(r"\d{1,2}:\d{2}|[A-Z][a-z]{2}|\d{4}", str(t["text"]))]
-            assert times, "the time axis has ticks a person reads"
-            # One upload is one point, in the plot, not a line squeezed against an edge.
-            markers = page.evaluate(
-                "() => [...document.querySelectorAll('#axes_1 use, #axes_1 path[clip-path]')].length"
+            # The uploads are seconds apart: times of day (not seconds, not years), the day said once.
+            ticks_x = page.evaluate(
+                """() => [...document.querySelectorAll('g[id^="xtick"] text')].map(t => t.textContent)"""
             )
-            assert markers >= 1
+            assert len(ticks_x) >= 3 and all(re.fullmatch(r"\d{2}:\d{2}", tick) for tick in ticks_x), ticks_x
+            assert any(re.fullmatch(r"Upload time \(UTC\), \d{4}-\d{2}-\d{2}", str(t["text"])) for t in texts)
+            # Every upload that improved a score is a point inside the plot (a score of 100 % on its top
+            # edge); a board with one upload shows it as a point in the middle, not squeezed against an edge.
+            markers = page.evaluate(
+                """() => {
+                    const area = document.querySelector('#patch_2').getBoundingClientRect();
+                    return [...document.querySelectorAll('#axes_1 > g[id^="line2d"] use')].map(u => {
+                        const r = u.getBoundingClientRect();
+                        return [((r.left + r.right) / 2 - area.left) / area.width,
+                                ((r.top + r.bottom) / 2 - area.top) / area.height];
+                    });
+                }"""
+            )
+            assert len(markers) == (1 if chart.startswith(SINGLE) else len(TEAMS))
+            assert all(0 <= x <= 1 and -0.01 <= y <= 1 for x, y in markers), markers
+            if chart.startswith(SINGLE):
+                assert 0.25 <= markers[0][0] <= 0.75 and 0.25 <= markers[0][1] <= 0.75, markers
 
 
 # -- favicon, breadcrumbs, skip link ---------------------------------------------------------------------
