@@ -18,8 +18,9 @@ def test_generated_generic_inputs_are_accepted_and_scored(scorer: str) -> None:
 def test_every_measured_upload_is_scored(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--scorers", "classification,regression", "--repeat", "2", "--markdown"]) == 0
     table = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
-    assert table[0].startswith("| scorer | submission KB | upload ms | job ms | upload + job ms |")
-    rows = {line.split(" | ")[0].lstrip("| "): line for line in table[1:]}
-    assert set(rows) == {"classification", "regression"}
+    assert table[0].startswith("| scorer | mode | submission KB | upload ms | job ms | upload + job ms |")
+    rows = {tuple(line.lstrip("| ").split(" | ")[:2]): line for line in table[1:]}
+    # each scorer in both modes: the upload's parse handed to the job, and the job parsing the blob again
+    assert set(rows) == {(s, m) for s in ("classification", "regression") for m in ("embedded", "distributed")}
     # the warm-up upload and the two measured ones, all scored
     assert all(line.rstrip(" |").endswith("3/3") for line in rows.values())
