@@ -27,13 +27,12 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from app.config import Settings
-from app.services.jobs import lease
 from app.services.scoring import steps
 from app.services.scoring.gold import ParsedGold
 from app.services.scoring.steps import Claim
 from app.services.scoring.validation import validate
 from app.services.submissions.limits import Limits
-from app.storage.models import ProgramRun, Submission, SubmissionStatus
+from app.storage.models import ProgramRun
 from codalab.archives import ArchiveProblem
 from codalab.bundle import DEFAULT_TIME_LIMIT
 from codalab.program import TEAM_FAILURE, ProgramOutcome, ProgramProblem
@@ -129,15 +128,11 @@ def record(session: Session, held: Claim, result: ProgramResult, *, now: datetim
     _store_run(session, held, result.outcome, now)
     if result.report is not None:
         return steps.record_score(session, held, result.report, now=now)
-    return lease.finish(
+    return steps.record_failure(
         session,
-        Submission,
-        held.submission_id,
-        held.attempt,
-        SubmissionStatus.FAILED,
+        held,
         now=now,
-        where=(Submission.scoring_round == held.round,),
+        organizer_message=result.outcome.detail or TEAM_FAILURE,
         participant_message=team_message(result.outcome, show_stderr=held.gold.show_stderr),
-        organizer_message=(result.outcome.detail or TEAM_FAILURE)[: steps.ERROR_CHARS],
-        quota_refunded=False,
+        refund=False,
     )

@@ -185,9 +185,11 @@ def record_failure(
     now: datetime,
     organizer_message: str,
     participant_message: str = PLATFORM_FAILURE,
+    refund: bool = True,
 ) -> bool:
-    """Mark a failure the platform caused: ``failed``, the two messages, and the quota given back;
-    ``False`` if a later attempt took the submission over (or the round changed), then nothing changes."""
+    """Mark a failure the platform caused: ``failed``, the two messages, and the quota given back (unless
+    ``refund`` is false: a scoring program failed on the team's file, ``scoring.programs``); ``False`` if a
+    later attempt took the submission over (or the round changed), then nothing changes."""
     return lease.finish(
         session,
         Submission,
@@ -196,7 +198,7 @@ def record_failure(
         SubmissionStatus.FAILED,
         now=now,
         where=(Submission.scoring_round == held.round,),
-        **_failure(organizer_message, participant_message),
+        **{**_failure(organizer_message, participant_message), "quota_refunded": refund},
     )
 
 
