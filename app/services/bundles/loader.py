@@ -268,7 +268,12 @@ class _Reader(KeyPathChecker):
         visibility = self.choice(m, "visibility", path, VISIBILITY)
         selection = self.choice(m, "selection", path, SELECTION)
         opaque_ids = self.flag(m, "opaque_ids", path)
-        intervals = self.flag(m, "intervals", path, default=True)
+        # A scorer that takes the upload as it is (a scoring program) scores it as a whole: no documents to
+        # resample, so its boards have no intervals, and asking for them is a mistake worth naming.
+        whole = scorer is not None and scorer.raw_submission
+        intervals = self.flag(m, "intervals", path, default=not whole)
+        if whole and intervals:
+            self.add(key_path(path, "intervals"), f"{scorer.name} scores a submission as a whole: no units to resample")
         execution_time_limit = self.positive(m, "execution_time_limit", path)
         show_program_stderr = self.flag(m, "show_program_stderr", path)
         ingestion_program = self.flag(m, "ingestion_program", path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,9 @@ from tests.app.services.bundles.test_loader import (
     problems_of,
     write_bundle,
 )
+from tests.conftest import ROOT
+
+EXAMPLES = ROOT / "examples"
 
 
 def with_phase(**changes: Any) -> dict[str, Any]:
@@ -364,3 +368,17 @@ def test_intervals_are_a_flag_read_as_given(tmp_path: Path) -> None:
     assert load_bundle(folder).tasks[0].phases[0].intervals is False
     folder = write_bundle(tmp_path / "bad", with_phase(intervals="off"))
     assert problems_of(folder) == [("tasks[0].phases[0].intervals", "expected true or false, found text ('off')")]
+
+
+def test_a_program_phase_has_no_intervals_and_asking_for_them_is_refused(tmp_path: Path) -> None:
+    """A scoring program scores a submission as a whole: there is nothing to resample."""
+    folder = tmp_path / "program"
+    shutil.copytree(EXAMPLES / "program", folder)
+    [phase] = load_bundle(folder).tasks[0].phases
+    assert phase.intervals is False
+    bundle = yaml.safe_load((folder / "competition.yaml").read_text())
+    bundle["tasks"][0]["phases"][0]["intervals"] = True
+    (folder / "competition.yaml").write_text(yaml.safe_dump(bundle))
+    assert problems_of(folder) == [
+        ("tasks[0].phases[0].intervals", "program scores a submission as a whole: no units to resample")
+    ]
