@@ -133,3 +133,30 @@ def log_in(browser: Browser, server: str, name: str, *, width: int = 1400, heigh
     page.get_by_role("button", name="Log in", exact=True).click()
     page.wait_for_url(f"{server}/")
     return page
+
+
+def upload(url: str, token: str, ref: tuple[str, str, str], data: bytes, method: str) -> int:
+    """``data`` uploaded to the phase ``ref`` through the API with ``token``; returns the submission's id."""
+    answer = httpx.post(
+        "{}/api/v1/competitions/{}/tasks/{}/phases/{}/submissions".format(url, *ref),
+        headers={"Authorization": f"Bearer {token}"},
+        files={"file": (method or "run", data)},
+        data={"method_name": method},
+        timeout=30,
+    )
+    assert answer.status_code in (200, 201, 202), answer.text
+    return int(answer.json()["id"])
+
+
+def wait_scored(url: str, token: str, submission_id: int) -> None:
+    """Until the submission has left ``queued`` and ``running``: it must be scored (within 2 minutes)."""
+    deadline = time.monotonic() + 120
+    while True:
+        found = httpx.get(
+            f"{url}/api/v1/submissions/{submission_id}", headers={"Authorization": f"Bearer {token}"}, timeout=30
+        ).json()
+        if found["status"] not in ("queued", "running"):
+            assert found["status"] == "scored", found
+            return
+        assert time.monotonic() < deadline, f"submission {submission_id} was not scored within 2 minutes"
+        time.sleep(0.2)

@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import httpx
 import pytest
 from sqlalchemy.orm import Session
 
 from app.services.accounts import users
 from tests.app.builders import bundle_file, make_competition, make_user, phase_spec
 from tests.app.web.accessibility import serious_violations
-from tests.app.web.browser import BROWSER_TEST, live_server, log_in, open_browser
+from tests.app.web.browser import BROWSER_TEST, live_server, log_in, open_browser, upload, wait_scored
 
 pytestmark = BROWSER_TEST
 
@@ -39,6 +37,7 @@ TEAMS = {
     "dee": (9, "coin"),
     "eve": (12, "all wrong half"),
 }
+DEV = ("comp", "labels", "dev")
 BOARD = "/c/comp/labels/dev"
 SINGLE = "/c/comp/labels/single"
 
@@ -52,31 +51,6 @@ class Site:
     url: str
     #: The submission ids of ``TEAMS``, in their order.
     submissions: tuple[int, ...]
-
-
-def _upload(url: str, token: str, phase: str, data: bytes, method: str) -> int:
-    answer = httpx.post(
-        f"{url}/api/v1/competitions/comp/tasks/labels/phases/{phase}/submissions",
-        headers={"Authorization": f"Bearer {token}"},
-        files={"file": ("run.json", data)},
-        data={"method_name": method},
-        timeout=30,
-    )
-    assert answer.status_code in (200, 201, 202), answer.text
-    return int(answer.json()["id"])
-
-
-def _wait_scored(url: str, token: str, submission_id: int) -> None:
-    deadline = time.monotonic() + 120
-    while True:
-        found = httpx.get(
-            f"{url}/api/v1/submissions/{submission_id}", headers={"Authorization": f"Bearer {token}"}, timeout=30
-        ).json()
-        if found["status"] not in ("queued", "running"):
-            assert found["status"] == "scored", found
-            return
-        assert time.monotonic() < deadline, f"submission {submission_id} was not scored within 2 minutes"
-        time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
@@ -97,12 +71,13 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 
     with live_server(tmp_path_factory.mktemp("readable"), seed) as url:
         ids = tuple(
-            _upload(url, tokens[name], "dev", run_with(wrong), method) for name, (wrong, method) in TEAMS.items()
+            upload(url, tokens[name], ("comp", "labels", "dev"), run_with(wrong), method)
+            for name, (wrong, method) in TEAMS.items()
         )
-        single = _upload(url, tokens["ada"], "single", run_with(2), "alone")
+        single = upload(url, tokens["ada"], ("comp", "labels", "single"), run_with(2), "alone")
         for name, submission_id in zip(TEAMS, ids, strict=True):
-            _wait_scored(url, tokens[name], submission_id)
-        _wait_scored(url, tokens["ada"], single)
+            wait_scored(url, tokens[name], submission_id)
+        wait_scored(url, tokens["ada"], single)
         yield Site(url, ids)
 
 

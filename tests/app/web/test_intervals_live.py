@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +22,7 @@ from app.storage.db import Database
 from leaderboard.exports import UNCERTAINTY_FIELDS
 from scorers import get_scorer
 from tests.app.builders import bundle_file, make_competition, make_user, phase_spec
-from tests.app.web.browser import CHROMIUM, open_browser
+from tests.app.web.browser import CHROMIUM, open_browser, upload, wait_scored
 from tests.security.live_server import TIMEOUT, LiveServer, serve
 from tests.security.seed_examples import example, seed_scorers
 
@@ -117,32 +116,6 @@ class Setup:
         return f"{self.server.url}/c/{'/'.join(ref)}{part}"
 
 
-def _upload(server: LiveServer, token: str, ref: tuple[str, str, str], data: bytes, name: str) -> int:
-    path = "competitions/{}/tasks/{}/phases/{}/submissions".format(*ref)
-    answer = httpx.post(
-        server.api(path),
-        headers={"Authorization": f"Bearer {token}"},
-        files={"file": (name, data)},
-        data={"method_name": name},
-        timeout=TIMEOUT,
-    )
-    assert answer.status_code in (200, 201, 202), answer.text
-    return int(answer.json()["id"])
-
-
-def _wait_scored(server: LiveServer, token: str, submission_id: int) -> None:
-    deadline = time.monotonic() + 120
-    while True:
-        found = httpx.get(
-            server.api(f"submissions/{submission_id}"), headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT
-        ).json()
-        if found["status"] not in ("queued", "running"):
-            assert found["status"] == "scored", found
-            return
-        assert time.monotonic() < deadline, f"submission {submission_id} was not scored within 2 minutes"
-        time.sleep(0.2)
-
-
 @pytest.fixture(scope="module")
 def live(migrated: Database, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     with serve(migrated, tmp_path_factory.mktemp("intervals")) as server:
@@ -170,13 +143,13 @@ def live(migrated: Database, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         submitted = {}
         for ref, (perfect, worse) in files.items():
             ids = (
-                _upload(server, server.token, ref, perfect, "perfect"),
-                _upload(server, rival_token, ref, worse, "worse"),
+                upload(server.url, server.token, ref, perfect, "perfect"),
+                upload(server.url, rival_token, ref, worse, "worse"),
             )
             submitted[ref] = ids
         for first, second in submitted.values():
-            _wait_scored(server, server.token, first)
-            _wait_scored(server, rival_token, second)
+            wait_scored(server.url, server.token, first)
+            wait_scored(server.url, rival_token, second)
         yield Setup(server, rival_token, submitted)
 
 
