@@ -182,7 +182,7 @@ def _progress_figure(figure: Figure, series: list[Series], metric: str, until: d
     if limits is not None:
         ax.set_ylim(*limits)
     low, high = time_limits(start, end)
-    ax.set_xlim(np.datetime64(low.replace(tzinfo=None), "us"), np.datetime64(high.replace(tzinfo=None), "us"))
+    ax.set_xlim(mdates.date2num(low), mdates.date2num(high))  # type: ignore[no-untyped-call]
     # The day (or the year) that every tick shares goes into the axis label rather than matplotlib's
     # offset text, which sat on the label's line and could run into it.
     if low.date() == high.date():
