@@ -25,7 +25,7 @@ from starlette.routing import Match
 
 from app.services.accounts.throttle import LoginThrottled
 from app.services.bundles.spec import BundleError
-from app.services.errors import InvalidInput, NotAuthenticated, QuotaExhausted, ServiceError, UploadTooLarge
+from app.services.errors import NotAuthenticated, QuotaExhausted, ServiceError, UploadTooLarge
 from app.storage.models.base import TextRefused
 from app.storage.types import utcnow
 
@@ -44,19 +44,22 @@ _HTTP_CODES = {
 #: Paths that answer JSON whatever the client accepts: the API and the operators' routes.
 JSON_PATHS = ("/api/", "/openapi.json", "/readyz", "/metrics", "/healthz")
 
-NO_SUCH_PAGE = "There is no such page here. It may have been moved, or the address was mistyped."
-
-#: The words of an error page for an error without a message of its own (no such page, ...).
-_PAGE_MESSAGES = {
-    404: NO_SUCH_PAGE,
-    405: "This page cannot be used that way.",
-}
+#: The words of an error page for an error without a message of its own (404: ``_page_message``).
+_PAGE_MESSAGES = {405: "This page cannot be used that way."}
 
 _DATABASE_DOWN = "The database cannot be reached right now, so nothing was changed; please try again shortly."
 
 
+def _page_message(status: int) -> str:
+    """The words of an error page for ``status`` when the error has none of its own."""
+    if status == 404:
+        return str(_pages().NO_SUCH_PAGE)
+    return _PAGE_MESSAGES.get(status, "")
+
+
 def _pages() -> ModuleType:
-    """``app.web.pages.render``, imported when first needed: it imports this module."""
+    """``app.web.pages.render``, the pages' renderer (imported when first needed, so that the API alone
+    never loads the templates)."""
     from app.web.pages import render
 
     return render
@@ -115,14 +118,9 @@ def _bundle_error(request: Request, exc: Exception) -> Response:
     return _answer(request, 422, body)
 
 
-def refused_text(exc: TextRefused) -> InvalidInput:
-    """A text the database cannot hold, as the refusal of input it is."""
-    return InvalidInput("the request was refused", [{"where": exc.where, "message": exc.message}])
-
-
 def _text_refused(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, TextRefused)
-    return _service_error(request, refused_text(exc))
+    return _service_error(request, _pages().refused_text(exc))
 
 
 def _validation_error(request: Request, exc: Exception) -> Response:
@@ -159,7 +157,7 @@ def _http_error(request: Request, exc: Exception) -> Response:
         headers["Allow"] = ", ".join(allowed_methods(request)) or headers.get("Allow", "")
     code = _HTTP_CODES.get(exc.status_code, "error")
     body = {"error": code, "detail": str(exc.detail)}
-    return _answer(request, exc.status_code, body, headers, page_message=_PAGE_MESSAGES.get(exc.status_code, ""))
+    return _answer(request, exc.status_code, body, headers, page_message=_page_message(exc.status_code))
 
 
 #: Seconds a client is asked to wait when the database cannot be reached.

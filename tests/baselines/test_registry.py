@@ -37,8 +37,9 @@ def test_the_seed_systems_are_registered_with_their_scorers() -> None:
     assert {name: baseline_class(name).scorers for name in baseline_names()} == SEED
 
 
-#: The scorers that bundles configure: their inputs are whatever a bundle publishes, so no system can serve them all.
-GENERIC = {"trec", "classification", "regression"}
+#: The scorers that bundles configure (a scoring program too): their inputs are whatever a bundle publishes, so no
+#: system can serve them all.
+GENERIC = {"trec", "classification", "regression", "program"}
 
 
 def test_every_seed_scorer_has_a_baseline_and_every_baseline_a_known_scorer() -> None:

@@ -31,7 +31,6 @@ from app.storage.models import User
 from app.storage.models.base import TextRefused
 from app.storage.types import utcnow
 from app.web import csrf, sessions
-from app.web.errors import NO_SUCH_PAGE, refused_text
 from app.web.pages import urls
 from app.web.state import AppState
 from leaderboard.exports import iso_utc
@@ -132,6 +131,15 @@ def render(
 def redirect(path: str) -> RedirectResponse:
     """After a form post: see the result with a GET (303), so reloading does not post again."""
     return RedirectResponse(path, status_code=303)
+
+
+#: The words of a 404 page, and of a page address that names nothing.
+NO_SUCH_PAGE = "There is no such page here. It may have been moved, or the address was mistyped."
+
+
+def refused_text(exc: TextRefused) -> InvalidInput:
+    """A text the database cannot hold, as the refusal of input it is (API and pages alike)."""
+    return InvalidInput("the request was refused", [{"where": exc.where, "message": exc.message}])
 
 
 def wants_json(request: Request) -> bool:
