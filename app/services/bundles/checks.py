@@ -20,6 +20,9 @@ TIME_EXAMPLE = "2026-12-01T00:00Z"
 #: Required keys and optional keys of one kind of mapping.
 Keys = tuple[frozenset[str], frozenset[str]]
 
+#: The largest whole number a setting may take (the database's integer columns are 32-bit).
+MAX_WHOLE = 2**31 - 1
+
 
 def key_path(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
@@ -150,6 +153,10 @@ class KeyPathChecker:
             return None
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             self.add(key_path(path, key), f"expected a whole number of at least 1, found {kind(value)}")
+            return None
+        if value > MAX_WHOLE:
+            # The columns are 32-bit integers on PostgreSQL: a larger number is refused here, not by the database.
+            self.add(key_path(path, key), f"expected a whole number of at most {MAX_WHOLE}, found {value}")
             return None
         return value
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.services.bundles.checks import MAX_WHOLE
 from app.services.competitions.catalog import PhaseState, phase_state, task_description
 from app.services.competitions.markdown import render_markdown
 from app.services.competitions.participation import RequestState, request_state
@@ -246,7 +247,7 @@ _UTC_MINUTE: dict[str, Any] = {
     "pattern": r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9](:00(\.0+)?)?"
     r"(Z|[+-]00:?00)$"
 }
-_AT_LEAST_ONE: dict[str, Any] = {"minimum": 1}
+_AT_LEAST_ONE: dict[str, Any] = {"minimum": 1, "maximum": MAX_WHOLE}
 
 
 class PhaseEdit(BaseModel):

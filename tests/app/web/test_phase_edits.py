@@ -94,6 +94,9 @@ def test_bad_values_are_refused_by_field_and_change_nothing(db: Database, client
     assert (unknown.status_code, unknown.json()["problems"][0]["where"]) == (422, "body.gold")
     wrong_type = client.patch(PHASE, headers=olga, json={"total_limit": "5"})
     assert (wrong_type.status_code, wrong_type.json()["problems"][0]["where"]) == (422, "body.total_limit")
+    # A limit past the database's 32-bit integer column is refused by name, never a PostgreSQL error.
+    too_large = client.patch(PHASE, headers=olga, json={"total_limit": 2**31})
+    assert (too_large.status_code, too_large.json()["problems"][0]["where"]) == (422, "total_limit")
     null_visibility = client.patch(PHASE, headers=olga, json={"visibility": None})
     assert null_visibility.json()["problems"][0]["where"] == "visibility"
     assert changes(client, olga) == []
