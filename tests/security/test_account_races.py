@@ -10,8 +10,11 @@ one run (``each_database``), through the real app with real threads released tog
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from app.storage.db import Database
@@ -23,6 +26,22 @@ from tests.security.test_races import race, token
 __all__ = ["each_database"]
 
 ATTEMPTS, LIMIT = 80, 5
+
+
+@contextmanager
+def competition_with_accounts(
+    database: Database, folder: Path, names: list[str]
+) -> Iterator[tuple[TestClient, list[dict[str, str]]]]:
+    """Competition ``comp`` (organizer olga) and an account per name on ``database``; the app on it and
+    each account's token headers, in the names' order."""
+    with database.session() as session:
+        make_user(session, "olga", organizer=True)
+        for name in names:
+            make_user(session, name)
+        make_competition(session, organizers=("olga",))
+        session.commit()
+    with app_on(database, folder) as client:
+        yield client, [token(database, name) for name in names]
 
 
 def test_eighty_wrong_passwords_at_once_check_at_most_the_limit(each_database: Database, tmp_path: Path) -> None:
@@ -54,15 +73,7 @@ def test_eighty_wrong_passwords_at_once_check_at_most_the_limit(each_database: D
 def test_one_team_name_created_at_once_gives_one_team_and_409s(
     each_database: Database, tmp_path: Path, labels: object
 ) -> None:
-    names = [f"user{n}" for n in range(9)]
-    with each_database.session() as session:
-        make_user(session, "olga", organizer=True)
-        for name in names:
-            make_user(session, name)
-        make_competition(session, organizers=("olga",))
-        session.commit()
-    with app_on(each_database, tmp_path) as client:
-        headers = [token(each_database, name) for name in names]
+    with competition_with_accounts(each_database, tmp_path, [f"user{n}" for n in range(9)]) as (client, headers):
         spellings = ["Équipe", "équipe", "ÉQUIPE", "E\u0301quipe", "équipe", "Équipe", "éQUIPE", "E\u0301QUIPE"]
         answers = race(
             [
@@ -84,15 +95,7 @@ def test_renames_to_one_name_at_once_give_one_rename_and_409s(
 ) -> None:
     """Six founders rename their teams to spellings of one name at once: one rename, five 409s; and a
     later rename to a name that differs only in case or form is the same 409."""
-    names = [f"founder{n}" for n in range(6)]
-    with each_database.session() as session:
-        make_user(session, "olga", organizer=True)
-        for name in names:
-            make_user(session, name)
-        make_competition(session, organizers=("olga",))
-        session.commit()
-    with app_on(each_database, tmp_path) as client:
-        headers = [token(each_database, name) for name in names]
+    with competition_with_accounts(each_database, tmp_path, [f"founder{n}" for n in range(6)]) as (client, headers):
         for n, h in enumerate(headers):
             made = client.post("/api/v1/competitions/comp/teams", headers=h, json={"name": f"Team {n}"})
             assert made.status_code == 201
