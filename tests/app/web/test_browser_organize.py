@@ -11,6 +11,7 @@ One server for the module; each test works on its own competition so that none d
 from __future__ import annotations
 
 import json
+import re
 import zipfile
 from collections.abc import Iterator
 from datetime import timedelta
@@ -32,7 +33,7 @@ from tests.app.builders import bundle_file, make_competition, make_user, phase_s
 from tests.app.web.browser import BROWSER_TEST, live_server, log_in, open_browser
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser
+    from playwright.sync_api import Browser, Page
 
 pytestmark = BROWSER_TEST
 
@@ -137,6 +138,27 @@ def browser() -> Iterator[Browser]:
         yield opened
 
 
+def _organize_phase(browser: Browser, server: str, slug: str, **size: int) -> Page:
+    """Olga's page that organizes phase dev of competition ``slug``, open (``size``: log_in's width, height)."""
+    page = log_in(browser, server, "olga", **size)
+    page.goto(f"{server}/c/{slug}/labels/dev/organize")
+    return page
+
+
+def _asks_first_then_goes_back(page: Page, button: str, question: str | re.Pattern[str], detail: str) -> None:
+    """``button`` on the Organize page open in ``page`` asks first: a page whose heading is ``question``
+    (a pattern: found in it) and whose notice says ``detail``; its "No, go back" returns to the Organize
+    page, where nothing happened."""
+    from playwright.sync_api import expect
+
+    organize = page.url
+    page.get_by_role("button", name=button).click()
+    expect(page.locator("h1")).to_have_text(question)
+    expect(page.locator(".confirm")).to_contain_text(detail)
+    page.get_by_role("link", name="No, go back").click()
+    assert page.url == organize
+
+
 def test_organize_is_reached_from_the_competition_page_and_a_phase_is_edited(server: str, browser: Browser) -> None:
     from playwright.sync_api import expect
 
@@ -223,14 +245,9 @@ def test_participation_requests_are_answered_and_their_senders_see_where_they_st
 def test_revealing_and_rescoring_everything_ask_first(server: str, browser: Browser) -> None:
     from playwright.sync_api import expect
 
-    page = log_in(browser, server, "olga")
-    organize = f"{server}/c/secret/labels/dev/organize"
-    page.goto(organize)
-    page.get_by_role("button", name="Reveal the results").click()
-    expect(page.locator("h1")).to_have_text("Reveal the results of Phase dev?")
-    expect(page.locator(".confirm")).to_contain_text("cannot be undone")
-    page.get_by_role("link", name="No, go back").click()
-    assert page.url == organize
+    page = _organize_phase(browser, server, "secret")
+    organize = page.url
+    _asks_first_then_goes_back(page, "Reveal the results", "Reveal the results of Phase dev?", "cannot be undone")
     expect(page.locator(".facts")).to_contain_text("hidden from everyone but the organizers")  # nothing happened
 
     page.get_by_role("button", name="Score every submission again").click()
@@ -249,12 +266,8 @@ def test_revealing_and_rescoring_everything_ask_first(server: str, browser: Brow
 def test_cancelling_a_baseline_run_asks_first_and_its_log_has_a_wide_block(server: str, browser: Browser) -> None:
     from playwright.sync_api import expect
 
-    page = log_in(browser, server, "olga")
-    organize = f"{server}/c/runs/labels/dev/organize"
-    page.goto(organize)
-    page.get_by_role("button", name="Cancel").click()
-    expect(page.locator("h1")).to_contain_text("Cancel baseline run")
-    page.get_by_role("link", name="No, go back").click()
+    page = _organize_phase(browser, server, "runs")
+    _asks_first_then_goes_back(page, "Cancel", re.compile("Cancel baseline run"), "stops at its next check")
     expect(page.get_by_role("button", name="Cancel")).to_have_count(1)  # still running, not stopping
     page.get_by_role("button", name="Cancel").click()
     page.get_by_role("button", name="Yes, cancel the run").click()
@@ -322,8 +335,7 @@ def test_a_competition_is_put_online_by_uploading_its_bundle(server: str, browse
 
 
 def test_the_log_stays_inside_the_screen_on_a_phone(server: str, browser: Browser, tmp_path: Path) -> None:
-    page = log_in(browser, server, "olga", width=400, height=800)
-    page.goto(f"{server}/c/runs/labels/dev/organize")
+    page = _organize_phase(browser, server, "runs", width=400, height=800)
     log = page.get_by_role("region", name="Log of baseline run 2")
     box = log.bounding_box()
     assert box is not None
@@ -336,8 +348,7 @@ def test_the_log_stays_inside_the_screen_on_a_phone(server: str, browser: Browse
 def test_the_submissions_actions_stay_in_sight(server: str, browser: Browser, width: int) -> None:
     from playwright.sync_api import expect
 
-    page = log_in(browser, server, "olga", width=width)
-    page.goto(f"{server}/c/crowded/labels/dev/organize")
+    page = _organize_phase(browser, server, "crowded", width=width)
     row = page.locator("table.organizer-submissions tbody tr")
     expect(row).to_have_count(1)
     row.locator("details summary").click()  # the long error, open
