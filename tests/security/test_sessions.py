@@ -225,6 +225,19 @@ def test_a_reset_link_sets_a_password_once_and_ends_every_session(db: Database, 
     assert login(again, "ada", NEW_PASSWORD).status_code == 303
 
 
+def test_a_refused_reset_shows_its_form_again_and_the_link_still_works(db: Database, client: TestClient) -> None:
+    setup(db)
+    path = reset_link(db, "ada").split("podium.example.org", 1)[1]
+    form = {"csrf_token": token(client.get(path)), "new_password": NEW_PASSWORD}
+    differ = client.post(path, data={**form, "new_password_again": NEW_PASSWORD + "!"})
+    assert differ.status_code == 400 and "the two passwords differ" in differ.text
+    assert "Set a new password for ada" in differ.text
+    assert differ.headers["referrer-policy"] == "no-referrer"
+    assert login(TestClient(client.app), "ada").status_code == 303  # the old password still holds
+    done = client.post(path, data={**form, "new_password_again": NEW_PASSWORD}, follow_redirects=False)
+    assert (done.status_code, done.headers["location"]) == (303, "/login")
+
+
 def test_reset_links_expire_and_a_new_one_replaces_the_old(db: Database, client: TestClient) -> None:
     setup(db)
     first = reset_link(db, "ada").split("podium.example.org", 1)[1]

@@ -18,7 +18,7 @@ from app.web.csrf import require_csrf
 from app.web.deps import SessionDep, client_address
 from app.web.pages import urls
 from app.web.pages.forms import Email, InviteCode, Next, Password, TeamName, UserName
-from app.web.pages.render import PageRoute, get_pages, redirect, render
+from app.web.pages.render import PageRoute, form_again, get_pages, redirect, render
 from app.web.sessions import LoggedIn, Viewer
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
@@ -87,9 +87,8 @@ def change_password(
             lambda: users.change_password_of(session, viewer.id, current_password, new_password),
         )
     except ServiceError as exc:
-        session.rollback()
         headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, LoginThrottled) else None
-        return render(request, "account.html", {"error": exc}, viewer=viewer, status=exc.status, headers=headers)
+        return form_again(request, session, "account.html", {}, exc, viewer=viewer, headers=headers)
     session.commit()
     sessions.log_in(request, user)
     revoked = f" and {tokens} API token{'' if tokens == 1 else 's'} revoked" if tokens else ""
@@ -135,11 +134,10 @@ def reset(
             raise ServiceError("the two passwords differ; type the same password twice", code="password_mismatch")
         users.use_reset_link(session, token, new_password)
     except ServiceError as exc:
-        session.rollback()
         if exc.status == 404:
-            raise
-        context = {"token": token, "name": user.name, "error": exc}
-        return render(request, "reset.html", context, viewer=viewer, status=exc.status, headers=NO_REFERRER)
+            raise  # no such link, or a used one: the error page (SessionDep rolls back on a raise)
+        context = {"token": token, "name": user.name}
+        return form_again(request, session, "reset.html", context, exc, viewer=viewer, headers=NO_REFERRER)
     session.commit()
     sessions.forget(request)
     sessions.flash(request, f"The password of {user.name} was set; every session was ended. Log in with it.")
@@ -171,8 +169,7 @@ def register(
             raise ServiceError("the two passwords differ; type the same password twice", code="password_mismatch")
         user = users.create_user(session, name.strip(), password, email=email.strip() or None)
     except ServiceError as exc:
-        session.rollback()
-        return render(request, "register.html", {**context, "error": exc}, viewer=None, status=exc.status)
+        return form_again(request, session, "register.html", context, exc, viewer=None)
     sessions.log_in(request, user)
     sessions.flash(request, f"Welcome, {user.name}. Your account is ready.")
     return redirect(urls.safe_next(next))

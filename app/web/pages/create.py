@@ -20,7 +20,7 @@ from app.web import sessions
 from app.web.csrf import CsrfRefused, check_token
 from app.web.deps import SessionDep, StateDep
 from app.web.pages import urls
-from app.web.pages.render import PageRoute, redirect, render
+from app.web.pages.render import PageRoute, form_again, redirect, render
 from app.web.sessions import LoggedIn
 from app.web.uploads import read_form
 
@@ -79,8 +79,8 @@ FORMATS = {"codalab-1.5": "CodaLab 1.5", "codabench-2": "Codabench v2"}
 
 
 def _refused(request: Request, session: Session, viewer: User, error: ServiceError) -> Response:
-    session.rollback()  # nothing of a refused bundle is kept
+    """The form again with the refusal; nothing of a refused bundle is kept."""
     if isinstance(error, BundleError):  # its problems as the page's list shows them: key path and message
         problems = [{"key": key, "message": message} for key, message in error.problems]
         error = InvalidInput(error.summary().splitlines()[0], problems, code=error.code)
-    return render(request, "new_competition.html", {"error": error}, viewer=viewer, status=error.status)
+    return form_again(request, session, "new_competition.html", {}, error, viewer=viewer)

@@ -23,6 +23,7 @@ from fastapi.routing import APIRoute
 from markupsafe import Markup
 from sqlalchemy.exc import DisconnectionError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.orm import Session
 
 from app.services.accounts.throttle import LoginThrottled
 from app.services.competitions.markdown import render_markdown
@@ -126,6 +127,22 @@ def render(
         **context,
     )
     return HTMLResponse(body, status_code=status, headers={**SECURITY_HEADERS, **(headers or {})})
+
+
+def form_again(
+    request: Request,
+    session: Session,
+    name: str,
+    context: dict[str, Any],
+    error: ServiceError,
+    *,
+    viewer: User | None,
+    headers: dict[str, str] | None = None,
+) -> HTMLResponse:
+    """A form the services refused: its page again with ``error`` in place, at the error's status. What
+    the attempt wrote is rolled back first: the request's session commits when the handler returns."""
+    session.rollback()
+    return render(request, name, {**context, "error": error}, viewer=viewer, status=error.status, headers=headers)
 
 
 def redirect(path: str) -> RedirectResponse:

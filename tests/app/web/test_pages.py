@@ -244,6 +244,22 @@ def test_register_submit_and_follow_the_status(db: Database, client: TestClient)
     assert "1 of 2 left" in mine and "coin flip" in mine and "50.00" in mine
 
 
+def test_a_refused_registration_shows_the_form_again_and_makes_no_account(db: Database, client: TestClient) -> None:
+    setup(db)
+    form = client.get("/register?next=/c/comp")
+    data = {"csrf_token": token(form), "name": "ada", "email": "ada@example.org", "next": "/c/comp"}
+    differ = client.post("/register", data={**data, "password": PASSWORD, "password_again": PASSWORD + "!"})
+    assert differ.status_code == 400
+    assert "the two passwords differ" in text(differ)
+    for kept in ("ada", "ada@example.org", "/c/comp"):  # what was typed stays in the form
+        assert f'value="{kept}"' in differ.text
+    taken = client.post("/register", data={**data, "name": "OLGA", "password": PASSWORD, "password_again": PASSWORD})
+    assert taken.status_code == 409 and 'value="OLGA"' in taken.text
+    with db.session() as session:
+        assert find_user(session, "ada") is None
+    assert client.get("/account", follow_redirects=False).status_code == 303  # not logged in
+
+
 def test_a_refused_file_shows_its_problems_and_costs_nothing(db: Database, client: TestClient) -> None:
     setup(db, "ada")
     login(client, "ada")
