@@ -111,6 +111,14 @@ def score_command(
         gc.unfreeze()  # for callers in the same process (tests): back to the oldest generation, not walked now
 
 
+def _echo_options(options: list[dict[str, Any]]) -> None:
+    """A scorer's or a baseline's options as both listings print them: name, default (as JSON), meaning."""
+    if options:
+        typer.echo("  options:")
+        for o in options:
+            typer.echo(f"    {o['name']} (default {json.dumps(o['default'])}): {o['meaning']}")
+
+
 def scorers_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the registry as JSON.")] = False,
 ) -> None:
@@ -131,10 +139,7 @@ def scorers_command(
         for m in d["metrics"]:
             shown = f"{m['format']}, {'higher' if m['higher_is_better'] else 'lower'} is better"
             typer.echo(f"    {m['name']} ({shown}): {m['meaning']}")
-        if d["options"]:
-            typer.echo("  options:")
-            for o in d["options"]:
-                typer.echo(f"    {o['name']} (default {json.dumps(o['default'])}): {o['meaning']}")
+        _echo_options(d["options"])
         typer.echo("")
 
 
@@ -157,8 +162,5 @@ def baselines_command(
         typer.echo(f"  runs on: {'a GPU when the worker has one' if d['wants_gpu'] else 'the CPU'}")
         if d["description"]:
             typer.echo(f"  {d['description']}")
-        if d["options"]:
-            typer.echo("  options:")
-            for o in d["options"]:
-                typer.echo(f"    {o['name']} (default {json.dumps(o['default'])}): {o['meaning']}")
+        _echo_options(d["options"])
         typer.echo("")
