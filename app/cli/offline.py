@@ -91,7 +91,9 @@ def score_command(
         # everything parsed so far (see gc_paused).
         with gc_paused():
             gold_data = instance.parse_gold(gold_bytes)
+            del gold_bytes  # the file's bytes are not held while the submission is read: a lower peak
             content = submission_bytes if instance.raw_submission else unpack_submission(submission_bytes)[0]
+            del submission_bytes
             parsed = instance.parse_submission(content, instance.public_view(gold_data))
             report = instance.compute(gold_data, parsed).to_dict()
             # Everything parsed is alive until the command returns and holds no cycles, but the collector's

@@ -11,6 +11,7 @@ so that a subset or a bootstrap resample aggregates exactly like the whole.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -62,48 +63,61 @@ def group_prf(
     ``pos_label``; where the group has no such label in gold or predictions, all three are ``zero_division``).
     Every zero denominator gives ``zero_division`` (scikit-learn's option of that name, 0 or 1). The result does
     not depend on the order of the items.
-    """
-    import numpy as np
 
+    Written in plain Python, without numpy or scikit-learn: the items are counted in one C pass
+    (``Counter``), and the Python work is one step per distinct (group, gold, predicted) triple, a handful
+    per group, so a scorer that needs nothing else does not pay numpy's import (about 85 ms of CPU, more
+    than scoring 3,000 groups). The numbers are scikit-learn's: the same counts by the same formulas
+    (F1 = 2·TP / (gold + predicted)), each a correctly rounded quotient of integers as numpy's is.
+    """
     if average not in AVERAGES:
         raise ValueError(f"average must be one of {', '.join(AVERAGES)}, not {average!r}")
-    groups: dict[K, int] = {}
-    labels: dict[Hashable, int] = {}
-    codes: list[tuple[int, int, int]] = []
-    for group, gold, pred in items:
-        g = groups.setdefault(group, len(groups))
-        codes.append((g, labels.setdefault(gold, len(labels)), labels.setdefault(pred, len(labels))))
-    if not codes:
-        return {}
-    n_labels = len(labels)
-    table = np.asarray(codes, dtype=np.int64)
-    # One pass for all groups: a (group, label) pair becomes one class of its own, so the per-class counts
-    # are the per-group ones, and scoring 3,000 groups costs one vectorised count instead of 3,000.
-    gold_classes = table[:, 0] * n_labels + table[:, 1]
-    pred_classes = table[:, 0] * n_labels + table[:, 2]
-    classes = np.union1d(gold_classes, pred_classes)
-    precision, recall, f1, support = _per_class(gold_classes, pred_classes, classes, zero_division)
-    sizes = np.bincount(table[:, 0], minlength=len(groups))
-    correct = np.bincount(table[table[:, 1] == table[:, 2], 0], minlength=len(groups))
-    # ``classes`` is sorted, so each group's classes form one contiguous run.
-    bounds = np.searchsorted(classes // n_labels, np.arange(len(groups) + 1))
-    pos_code = labels.get(pos_label)
+    empty = float(zero_division)
+    # Per group, per label (in the order first seen): [true positives, gold support, predicted].
+    tallies: dict[K, dict[Hashable, list[int]]] = {}
+    for (group, gold, pred), count in Counter(items).items():
+        tally = tallies.get(group)
+        if tally is None:
+            tally = tallies[group] = {}
+        gold_counts = tally.get(gold)
+        if gold_counts is None:
+            gold_counts = tally[gold] = [0, 0, 0]
+        pred_counts = tally.get(pred)
+        if pred_counts is None:
+            pred_counts = tally[pred] = [0, 0, 0]
+        gold_counts[1] += count
+        pred_counts[2] += count
+        if gold_counts is pred_counts:  # the same label as a dictionary key sees it
+            gold_counts[0] += count
     out: dict[K, GroupPRF] = {}
-    for group, g in groups.items():
-        run = slice(int(bounds[g]), int(bounds[g + 1]))
-        size = int(sizes[g])
-        accuracy = int(correct[g]) / size
+    for group, tally in tallies.items():
+        size = sum(counts[1] for counts in tally.values())
+        accuracy = sum(counts[0] for counts in tally.values()) / size
         if average == "micro":
             out[group] = GroupPRF(accuracy, accuracy, accuracy, size, accuracy)
-        elif average == "binary":
-            at = [i for i in range(run.start, run.stop) if classes[i] % n_labels == pos_code]
-            values = (precision[at[0]], recall[at[0]], f1[at[0]]) if at else (zero_division,) * 3
-            out[group] = GroupPRF(float(values[0]), float(values[1]), float(values[2]), size, accuracy)
-        else:
-            weights = support[run] if average == "weighted" else np.ones(run.stop - run.start, dtype=np.int64)
-            p, r, f = (_mean(values[run], weights) for values in (precision, recall, f1))
+            continue
+        if average == "binary":
+            positive = tally.get(pos_label)
+            p, r, f = (empty,) * 3 if positive is None else _label_prf(positive, empty)
             out[group] = GroupPRF(p, r, f, size, accuracy)
+            continue
+        scores = [_label_prf(counts, empty) for counts in tally.values()]
+        weights = [counts[1] for counts in tally.values()] if average == "weighted" else [1] * len(scores)
+        total = sum(weights)
+        # fsum makes each mean exactly rounded, hence independent of the order in which labels were first seen.
+        p, r, f = (math.fsum(s[i] * w for s, w in zip(scores, weights, strict=True)) / total for i in range(3))
+        out[group] = GroupPRF(p, r, f, size, accuracy)
     return out
+
+
+def _label_prf(counts: list[int], empty: float) -> tuple[float, float, float]:
+    """Precision, recall and F1 of one label from its [true positives, gold support, predicted] counts."""
+    tp, gold, predicted = counts
+    return (
+        tp / predicted if predicted > 0 else empty,
+        tp / gold if gold > 0 else empty,
+        2 * tp / (gold + predicted) if gold + predicted > 0 else empty,
+    )
 
 
 def _per_class(
@@ -215,11 +229,6 @@ def _divide(
     out = np.full(len(numerator), float(zero_division), dtype=np.float64)
     np.divide(numerator, denominator, out=out, where=denominator > 0)
     return out
-
-
-def _mean(values: np.ndarray[Any, Any], weights: np.ndarray[Any, Any]) -> float:
-    # fsum makes the mean exact-rounded, hence independent of the order in which labels were first seen.
-    return math.fsum(float(v) * int(w) for v, w in zip(values, weights, strict=True)) / int(weights.sum())
 
 
 def aggregate(records: Sequence[Mapping[str, Any]], levels: Sequence[str]) -> dict[str, float]:

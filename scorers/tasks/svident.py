@@ -172,6 +172,10 @@ class SvIdentDetection(_SvIdentScorer[dict[str, int]]):
     choices: ClassVar[dict[str, tuple[str, ...]]] = {**_SvIdentScorer.choices, "average": classification.AVERAGES}
     submission_format = 'JSON object {uuid: label}, label "0"/"1" or 0/1, for every gold sentence'
 
+    def parse_gold(self, data: bytes) -> SvIdentGold:
+        # Task 1 never looks at the variables: the gold's queries (``relevant``) are not built.
+        return svident_format.parse_gold(data, queries=False)
+
     def parse_submission(self, data: bytes, public: PublicIds) -> dict[str, int]:
         return svident_format.parse_labels(data, public)
 
@@ -180,7 +184,9 @@ class SvIdentDetection(_SvIdentScorer[dict[str, int]]):
         return json_bytes(dict.fromkeys(public.ids, 0))
 
     def unit_stats(self, gold: SvIdentGold, submission: dict[str, int]) -> dict[str, UnitStats]:
-        items = ((gold.group[uuid], label, submission[uuid]) for uuid, label in gold.label.items())
+        # (group, gold label, predicted label) per sentence, by zip and map without a Python step per sentence;
+        # ``group`` and ``label`` hold the same uuids in the same order (``SvIdentGold``).
+        items = zip(gold.group.values(), gold.label.values(), map(submission.__getitem__, gold.label), strict=True)
         scored = classification.group_prf(items, average=self.config["average"])
         return {
             unit_id(lang, doc_id): {"language": lang, "document": doc_id, "sentences": prf.size, **prf.metrics()}

@@ -29,6 +29,8 @@ COLUMNS = ("sentence", "is_variable", "variable", "research_data", "doc_id", "uu
 #: The tag annotators used for a mention they could not link to one variable; never relevant.
 UNKNOWN_VARIABLE = "unk"
 LABEL_VALUES = '"0", "1", 0, 1'
+#: The accepted labels (values of a Task 1 submission) and the label each stands for.
+_LABEL_CODES: dict[str | int, int] = {"0": 0, "1": 1, 0: 0, 1: 1}
 
 
 @dataclass(frozen=True)
@@ -50,10 +52,12 @@ class RunLimits(SizeLimits):
 
 @dataclass(frozen=True)
 class SvIdentGold:
-    """The gold sentences, keyed by uuid in file order.
+    """The gold sentences, keyed by uuid in file order: ``label`` and ``group`` hold the same uuids in the same
+    order.
 
     ``relevant`` holds the Task 2 queries only: sentences with is_variable 1 and at least one variable
-    other than ``unk``, each with its set of such variables.
+    other than ``unk``, each with its set of such variables; it is empty where the gold was read for Task 1
+    (``parse_gold(..., queries=False)``).
     """
 
     label: dict[str, int]
@@ -86,11 +90,13 @@ def _kind(value: Any) -> str:
 
 
 @gc_paused()  # many small containers, no cycles: see scorers.io.gc_paused
-def parse_gold(data: bytes, limits: RunLimits | None = None) -> SvIdentGold:
+def parse_gold(data: bytes, limits: RunLimits | None = None, *, queries: bool = True) -> SvIdentGold:
     """Validate the release TSV; refuse missing columns, bad labels, empty or repeated uuids, and, with
     ``limits`` (Task 2), a sentence with more relevant variables than ``limits.relevant_per_query``.
 
     Rows are read and checked one at a time (``iter_tsv``), so only what the gold keeps of each is held.
+    ``queries=False`` (Task 1, which never looks at variables) leaves ``relevant`` empty and the variables
+    column unread.
     """
     rows = iter_tsv(data, InvalidGold)
     expected = ", ".join(COLUMNS)
@@ -113,11 +119,14 @@ def parse_gold(data: bytes, limits: RunLimits | None = None) -> SvIdentGold:
     )
     fields = len(header)
     problems = Problems(InvalidGold)
-    first_line: dict[str, int] = {}
     label: dict[str, int] = {}
     group: dict[str, tuple[str, str]] = {}
     relevant: dict[str, frozenset[str]] = {}
     documents: dict[tuple[str, str], tuple[str, str]] = {}
+    # A uuid is seen once it is in ``label`` or, for a row refused for another reason, in ``refused``; the line
+    # a repeated uuid was first on is looked up only when one is found (``first_lines``), not kept per row.
+    refused: set[str] = set()
+    first_lines: dict[str, int] | None = None
     not_relevant = {"", UNKNOWN_VARIABLE}
     sentences = 0
     for line, row in rows:
@@ -132,21 +141,23 @@ def parse_gold(data: bytes, limits: RunLimits | None = None) -> SvIdentGold:
         found = () if good else _row_problems(uuid, is_variable, lang, doc_id)
         for message in found:
             problems.add(f"line {line}", message)
-        if uuid in first_line:
+        if uuid in label or uuid in refused:
+            if first_lines is None:
+                first_lines = _first_lines(data, at_uuid, fields)
             problems.add(
                 f"line {line}",
-                f"uuid {show(uuid)} is repeated; uuids must be unique (first on line {first_line[uuid]})",
+                f"uuid {show(uuid)} is repeated; uuids must be unique (first on line {first_lines[uuid]})",
             )
             continue
-        if uuid:
-            first_line[uuid] = line
         if found:
+            if uuid:
+                refused.add(uuid)
             continue
         label[uuid] = 0 if is_variable == "0" else 1
         # One tuple per document, shared by its sentences (each row's strings are new objects).
         key = (lang, doc_id)
         group[uuid] = documents.setdefault(key, key)
-        if is_variable == "0":
+        if is_variable == "0" or not queries:
             continue
         variables = frozenset(map(str.strip, row[at_variable].split(";"))) - not_relevant
         if variables:
@@ -161,6 +172,18 @@ def parse_gold(data: bytes, limits: RunLimits | None = None) -> SvIdentGold:
         raise InvalidGold([Problem("", "the file has a header row but no sentences")])
     problems.raise_if_any()
     return SvIdentGold(label, group, relevant)
+
+
+def _first_lines(data: bytes, at_uuid: int, fields: int) -> dict[str, int]:
+    """The line each uuid is first on, counting the rows ``parse_gold`` counts (those with every field and a
+    uuid); read again from the file, only for a gold that repeats one."""
+    first: dict[str, int] = {}
+    rows = iter_tsv(data, InvalidGold)
+    next(rows)  # the header
+    for line, row in rows:
+        if len(row) == fields:
+            first.setdefault(row[at_uuid].strip(), line)
+    return first
 
 
 def _row_problems(uuid: str, is_variable: str, lang: str, doc_id: str) -> list[str]:
@@ -196,9 +219,20 @@ def _top_object(data: bytes, shape: str) -> dict[str, Any]:
 def parse_labels(data: bytes, public: PublicIds) -> dict[str, int]:
     """Task 1: ``{uuid: label}`` with a label "0"/"1" or 0/1 for every test sentence and nothing else."""
     submitted = _top_object(data, '{uuid: label} with labels "0"/"1" or 0/1')
+    known = public.known
+    # The common file, checked and converted without a Python step per sentence: every key a test sentence's
+    # uuid, as many keys as sentences (so none missing), every value one of the four labels (the types first,
+    # since True == 1 and 1.0 == 1). Any other file is read entry by entry below, which words its problems.
+    labels_given = submitted.values()
+    if (
+        len(submitted) == len(known)
+        and known.issuperset(submitted)
+        and set(map(type, labels_given)) <= {str, int}
+        and set(labels_given) <= _LABEL_CODES.keys()
+    ):
+        return dict(zip(submitted, map(_LABEL_CODES.__getitem__, labels_given), strict=True))
     problems = Problems(InvalidSubmission)
     labels: dict[str, int] = {}
-    known = public.known
     for key, value in submitted.items():
         if key not in known:
             problems.add(where(key), "is not a uuid of a gold sentence")

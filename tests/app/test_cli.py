@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from typer.testing import CliRunner, Result
@@ -162,30 +163,60 @@ def test_the_command_loads_no_database_or_web_framework_until_a_command_needs_th
     assert loaded.stdout.strip() == "[]"
 
 
-def test_podium_score_imports_only_what_its_scorer_needs(tmp_path: Path) -> None:
-    # `podium score` on a laptop starts in a fraction of a second because it loads neither the server
-    # (web framework, database, queues, settings) nor libraries its scorer does not use: FAMuS source
-    # validation is pure Python, so not even numpy.
-    gold = tmp_path / "gold.jsonl"
-    gold.write_text('{"instance_id": "a", "valid_source": true}\n{"instance_id": "b", "valid_source": false}\n')
-    submission = tmp_path / "submission.json"
-    submission.write_text('{"a": 1, "b": 1}')
-    heavy = ("sqlalchemy", "fastapi", "starlette", "celery", "pydantic", "app.web", "app.services", "app.storage.db")
-    heavy += ("numpy", "scipy", "sklearn", "pytrec_eval_ext", "yaml")
+#: What ``podium score`` of a pure-Python scorer must not load: the server and libraries it does not use.
+HEAVY_MODULES = ("sqlalchemy", "fastapi", "starlette", "celery", "pydantic", "app.web", "app.services")
+HEAVY_MODULES += ("app.storage.db", "numpy", "scipy", "sklearn", "pytrec_eval_ext", "yaml")
+
+
+def score_loading(scorer: str, gold: Path, submission: Path) -> tuple[str, str]:
+    """``podium score --json`` in a fresh process: its output and which of ``HEAVY_MODULES`` it loaded."""
     probe = (
         "import sys\n"
         "from app.cli import app\n"
-        f"args = ['score', '--scorer', 'famus-sv', '--gold', {str(gold)!r}, '--submission', {str(submission)!r}]\n"
+        f"args = ['score', '--scorer', {scorer!r}, '--gold', {str(gold)!r}, '--submission', {str(submission)!r}]\n"
         "try:\n"
         "    app(args + ['--json'])\n"
         "except SystemExit as exc:\n"
         "    assert exc.code in (0, None), exc.code\n"
-        f"print(sorted(m for m in {heavy!r} if m in sys.modules), file=sys.stderr)\n"
+        f"print(sorted(m for m in {HEAVY_MODULES!r} if m in sys.modules), file=sys.stderr)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr
-    assert '"f1": 0.6666666666666666' in done.stdout
-    assert done.stderr.strip().splitlines()[-1] == "[]"
+    return done.stdout, done.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("scorer", "gold", "submission", "f1"),
+    [
+        # FAMuS source validation is pure Python, so not even numpy.
+        (
+            "famus-sv",
+            '{"instance_id": "a", "valid_source": true}\n{"instance_id": "b", "valid_source": false}\n',
+            '{"a": 1, "b": 1}',
+            '"f1": 0.6666666666666666',
+        ),
+        # SV-Ident Task 1 counts its per-document F1 in plain Python: numpy is not needed either.
+        (
+            "svident-detection",
+            "sentence\tis_variable\tvariable\tresearch_data\tdoc_id\tuuid\tlang\n"
+            "s\t1\tv1\t\td1\tu1\ten\ns\t0\t\t\td1\tu2\ten\n",
+            '{"u1": "1", "u2": "1"}',
+            '"f1": 0.3333333333333333',
+        ),
+    ],
+)
+def test_podium_score_imports_only_what_its_scorer_needs(
+    tmp_path: Path, scorer: str, gold: str, submission: str, f1: str
+) -> None:
+    # `podium score` on a laptop starts in a fraction of a second because it loads neither the server
+    # (web framework, database, queues, settings) nor libraries its scorer does not use.
+    gold_file = tmp_path / ("gold.tsv" if scorer.startswith("svident") else "gold.jsonl")
+    gold_file.write_text(gold)
+    submission_file = tmp_path / "submission.json"
+    submission_file.write_text(submission)
+    output, loaded = score_loading(scorer, gold_file, submission_file)
+    assert f1 in output
+    assert loaded == "[]"
 
 
 def test_a_bad_scorer_option_is_refused_by_key_path_and_a_risky_one_warned_of(db: Database, tmp_path: Path) -> None:

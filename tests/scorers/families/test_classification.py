@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import random
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import precision_recall_fscore_support
 
-from scorers.families.classification import AVERAGES, GroupPRF, aggregate, group_prf
+from scorers.families.classification import AVERAGES, GroupPRF, _per_class, aggregate, group_prf
 
 
 def items(group: str, gold: list[int], pred: list[int]) -> list[tuple[str, Hashable, Hashable]]:
@@ -113,3 +115,95 @@ def test_order_of_items_never_changes_a_bit(
     shuffled = list(triples)
     rng.shuffle(shuffled)
     assert group_prf(shuffled, average=average) == group_prf(triples, average=average)
+
+
+def numpy_group_prf(
+    items: Iterable[tuple[str, Hashable, Hashable]], average: str, pos_label: Hashable, zero_division: float
+) -> dict[str, GroupPRF]:
+    """The numpy implementation ``group_prf`` had before it was written in plain Python, kept as a reference:
+    every (group, label) pair one class, counted with ``bincount``, each group's classes averaged with fsum."""
+    groups: dict[str, int] = {}
+    labels: dict[Hashable, int] = {}
+    codes = []
+    for group, gold, pred in items:
+        g = groups.setdefault(group, len(groups))
+        codes.append((g, labels.setdefault(gold, len(labels)), labels.setdefault(pred, len(labels))))
+    n_labels = len(labels)
+    table = np.asarray(codes, dtype=np.int64)
+    gold_classes = table[:, 0] * n_labels + table[:, 1]
+    pred_classes = table[:, 0] * n_labels + table[:, 2]
+    classes = np.union1d(gold_classes, pred_classes)
+    precision, recall, f1, support = _per_class(gold_classes, pred_classes, classes, zero_division)
+    sizes = np.bincount(table[:, 0], minlength=len(groups))
+    correct = np.bincount(table[table[:, 1] == table[:, 2], 0], minlength=len(groups))
+    bounds = np.searchsorted(classes // n_labels, np.arange(len(groups) + 1))
+    pos_code = labels.get(pos_label)
+    out = {}
+    for group, g in groups.items():
+        run = slice(int(bounds[g]), int(bounds[g + 1]))
+        size = int(sizes[g])
+        accuracy = int(correct[g]) / size
+        if average == "micro":
+            out[group] = GroupPRF(accuracy, accuracy, accuracy, size, accuracy)
+        elif average == "binary":
+            at = [i for i in range(run.start, run.stop) if classes[i] % n_labels == pos_code]
+            values = (precision[at[0]], recall[at[0]], f1[at[0]]) if at else (zero_division,) * 3
+            out[group] = GroupPRF(float(values[0]), float(values[1]), float(values[2]), size, accuracy)
+        else:
+            weights = support[run] if average == "weighted" else np.ones(run.stop - run.start, dtype=np.int64)
+            p, r, f = (
+                math.fsum(float(v) * int(w) for v, w in zip(values[run], weights, strict=True)) / int(weights.sum())
+                for values in (precision, recall, f1)
+            )
+            out[group] = GroupPRF(p, r, f, size, accuracy)
+    return out
+
+
+def bits(scored: dict[str, GroupPRF]) -> list[tuple[str, int, tuple[str, ...]]]:
+    """Every number of every group as its exact hexadecimal form, accuracy included, in the order of the groups."""
+    return [
+        (group, s.size, tuple(float.hex(v) for v in (s.precision, s.recall, s.f1, s.accuracy)))
+        for group, s in scored.items()
+    ]
+
+
+# Groups of up to 60 items: the detection task's 0/1 labels, and up to five labels of mixed types (1 and True are
+# one label to a dictionary, "1" another), so that groups hold from one to five classes.
+any_labels = st.one_of(st.integers(0, 1), st.integers(0, 4), st.sampled_from([0, 1, True, "1", "a", 2.0]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 6).flatmap(
+        lambda groups: st.lists(
+            st.tuples(st.integers(0, groups - 1).map(str), any_labels, any_labels), min_size=1, max_size=60
+        )
+    ),
+    st.sampled_from(AVERAGES),
+    st.sampled_from([1, "1", "a", 7]),
+    st.sampled_from([0.0, 1.0]),
+)
+def test_the_plain_python_counts_give_the_numpy_numbers_bit_for_bit(
+    triples: list[tuple[str, Hashable, Hashable]], average: str, pos_label: Hashable, zero_division: float
+) -> None:
+    expected = numpy_group_prf(triples, average, pos_label, zero_division)
+    scored = group_prf(triples, average=average, pos_label=pos_label, zero_division=zero_division)
+    assert bits(scored) == bits(expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 30).map(str), st.integers(0, 1), st.integers(0, 1)), min_size=1, max_size=400),
+    st.sampled_from(AVERAGES),
+)
+def test_detection_groups_are_scikit_learns_numbers_to_the_last_bit_where_it_sums_exactly(
+    triples: list[tuple[str, int, int]], average: str
+) -> None:
+    # Labels 0 and 1, as SV-Ident Task 1 has them: at most two classes a group, whose mean scikit-learn takes with
+    # numpy's sum of two numbers, which is exactly rounded as fsum is; so the numbers are equal, not only close.
+    scored = group_prf(triples, average=average)
+    for group, prf in scored.items():
+        gold = [t for g, t, _ in triples if g == group]
+        pred = [p for g, _, p in triples if g == group]
+        expected = precision_recall_fscore_support(gold, pred, average=average, zero_division=0)[:3]
+        assert (prf.precision, prf.recall, prf.f1) == tuple(float(v) for v in expected)

@@ -77,6 +77,38 @@ def test_repeated_uuids_are_refused_with_the_lines_of_both_rows() -> None:
     assert "2 problems" in message
 
 
+def test_a_repeat_names_the_first_row_with_that_uuid_even_one_refused_for_another_reason() -> None:
+    # Line 2 has too few fields (not a sentence, so not u1's first line), line 3 a bad label (refused, yet u1's
+    # first line), line 4 is u2's first; line 5 repeats u1 (stripped) and line 6 repeats u2.
+    text = (
+        HEADER_LINE
+        + "\nS\t0\t\t\td1\tu1\n"
+        + "S\tx\t\t\td1\tu1\ten\n"
+        + "S\t0\t\t\td1\tu2\ten\n"
+        + "S\t0\t\t\td1\t u1 \ten\n"
+        + "S\t1\tv\t\td2\tu2\ten\n"
+    )
+    for queries in (True, False):
+        with pytest.raises(InvalidGold) as caught:
+            parse_gold(text.encode(), queries=queries)
+        assert [str(problem) for problem in caught.value.problems] == [
+            "line 2: has 6 tab-separated fields; expected 7 as in the header",
+            'line 3: is_variable "x" is not "0" or "1"',
+            'line 5: uuid "u1" is repeated; uuids must be unique (first on line 3)',
+            'line 6: uuid "u2" is repeated; uuids must be unique (first on line 4)',
+        ]
+
+
+def test_task_1_reads_the_same_sentences_without_the_queries() -> None:
+    rows = [("u1", "en", "d1", "1", "a; b;;unk"), ("u2", "de", "d2", "1", "unk"), ("u3", "de", "d2", "0", "")]
+    data = make_gold(rows)
+    full, labels_only = parse_gold(data), parse_gold(data, queries=False)
+    assert (labels_only.label, labels_only.group) == (full.label, full.group)
+    assert list(labels_only.group) == list(labels_only.label) == ["u1", "u2", "u3"]
+    assert labels_only.relevant == {}
+    assert get_scorer("svident-detection").parse_gold(data) == labels_only
+
+
 def test_disambiguation_refuses_a_gold_without_queries() -> None:
     gold = make_gold([("u1", "en", "d1", "0", ""), ("u2", "en", "d1", "1", "unk")])
     with pytest.raises(InvalidGold, match="no Task 2 query"):
