@@ -38,7 +38,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -141,14 +141,27 @@ def collapse_identical(templates: Iterable[Template]) -> list[Template]:
 
 
 # -- similarity -----------------------------------------------------------------------------------
+def _indel() -> Any:
+    """rapidfuzz's Indel metric, imported on first use (a ``from`` import per similarity costs more than the
+    similarity itself)."""
+    global _INDEL
+    if _INDEL is None:
+        from rapidfuzz.distance import Indel
+
+        _INDEL = Indel
+    return _INDEL
+
+
+_INDEL: Any = None
+
+
 def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     """Length of the longest common subsequence of two token lists (rapidfuzz's Indel distance, in C).
 
     The Indel distance is the edit distance with insertions and deletions only, |a| + |b| - 2·LCS.
     """
-    from rapidfuzz.distance import Indel
-
-    return (len(a) + len(b) - Indel.distance(a, b)) // 2
+    distance: int = _indel().distance(a, b)
+    return (len(a) + len(b) - distance) // 2
 
 
 def token_similarity(gold: str, predicted: str) -> float:
@@ -174,9 +187,54 @@ def _token_ids(text: str, vocabulary: dict[str, int]) -> list[int]:
 def _tokens_similarity(g: Sequence[int], p: Sequence[int]) -> float:
     """rapidfuzz's Indel normalized similarity, 1 - (|g| + |p| - 2·LCS) / (|g| + |p|): the same operations as
     the official formula, so the same double (1.0 for two empty lists)."""
-    from rapidfuzz.distance import Indel
+    return float(_indel().normalized_similarity(g, p))
 
-    return float(Indel.normalized_similarity(g, p))
+
+class TokenIds:
+    """Each distinct text's lowercased whitespace tokens as numbers, split once and shared by everything that
+    counts or compares tokens (the gold's limits, the soft similarity). ``vocabulary`` numbers each distinct
+    token; ``ids`` holds the numbers of each text seen. Lowercasing does not change how many tokens a text has
+    (no character lowercases to or from whitespace), so ``len(of(text))`` is ``len(text.split())``."""
+
+    __slots__ = ("ids", "vocabulary")
+
+    def __init__(self) -> None:
+        self.vocabulary: dict[str, int] = {}
+        self.ids: dict[str, tuple[int, ...]] = {}
+
+    def of(self, text: str) -> tuple[int, ...]:
+        found = self.ids.get(text)
+        if found is None:
+            vocabulary = self.vocabulary
+            found = self.ids[text] = tuple([vocabulary.setdefault(token, len(vocabulary)) for token in _tokens(text)])
+        return found
+
+    def reader(self) -> Callable[[str], tuple[int, ...]]:
+        """Token ids of any text, numbered as these texts are, without changing this object (which may be shared
+        by concurrent scorings): a token not in ``vocabulary`` gets a number past it, the same for every text
+        read through this reader, so equal tokens get equal numbers and distinct ones distinct numbers."""
+        known, vocabulary = self.ids, self.vocabulary
+        more: dict[str, int] = {}
+        seen: dict[str, tuple[int, ...]] = {}
+        base = len(vocabulary)
+
+        def number(token: str) -> int:
+            found = vocabulary.get(token)
+            if found is None:
+                found = more.get(token)
+                if found is None:
+                    found = more[token] = base + len(more)
+            return found
+
+        def read(text: str) -> tuple[int, ...]:
+            found = known.get(text)
+            if found is None:
+                found = seen.get(text)
+                if found is None:
+                    found = seen[text] = tuple([number(token) for token in _tokens(text)])
+            return found
+
+        return read
 
 
 def phi3(gold: Entity, predicted: Entity) -> float:
@@ -185,18 +243,16 @@ def phi3(gold: Entity, predicted: Entity) -> float:
     return float(sum(1 for text in predicted if text in wanted))
 
 
-def soft_similarity(cache: dict[tuple[str, str], float] | None = None) -> EntitySimilarity:
-    """The ``soft`` entity similarity: best ``token_similarity`` over mention pairs (memoised in ``cache``)."""
-    memo = {} if cache is None else cache
-    # Each text is split once, so a pair costs its LCS and not also the length of its texts.
-    vocabulary: dict[str, int] = {}
-    split: dict[str, list[int]] = {}
+def soft_similarity(
+    cache: dict[tuple[str, str], float] | None = None, tokens: Callable[[str], Sequence[int]] | None = None
+) -> EntitySimilarity:
+    """The ``soft`` entity similarity: best ``token_similarity`` over mention pairs (memoised in ``cache``).
 
-    def tokens(text: str) -> list[int]:
-        found = split.get(text)
-        if found is None:
-            found = split[text] = _token_ids(text, vocabulary)
-        return found
+    ``tokens`` gives a text's token ids (``TokenIds.reader``); by default each text is split once here."""
+    memo = {} if cache is None else cache
+    if tokens is None:
+        tokens = TokenIds().of
+    similarity = _indel().normalized_similarity
 
     def soft(gold: Entity, predicted: Entity) -> float:
         best = 0.0
@@ -204,23 +260,34 @@ def soft_similarity(cache: dict[tuple[str, str], float] | None = None) -> Entity
             for p in predicted:
                 value = memo.get((g, p))
                 if value is None:
-                    value = memo[(g, p)] = _tokens_similarity(tokens(g), tokens(p))
-                best = max(best, value)
+                    value = memo[(g, p)] = float(similarity(tokens(g), tokens(p)))
+                if value > best:
+                    best = value
         return best
 
     return soft
 
 
 # -- cost -----------------------------------------------------------------------------------------
-def gold_role_sizes(templates: Iterable[Template]) -> dict[str, tuple[int, int]]:
-    """Per filled role of a document's gold templates: its mentions and their tokens, over all templates."""
+def gold_role_sizes(
+    templates: Iterable[Template], tokens: Callable[[str], Sized] | None = None
+) -> dict[str, tuple[int, int]]:
+    """Per filled role of a document's gold templates: its mentions and their tokens, over all templates.
+
+    ``tokens`` gives a text's tokens (``TokenIds.of``, which keeps them for the similarities); by default each
+    text is split here."""
+    count = _split_count if tokens is None else tokens
     sizes: dict[str, tuple[int, int]] = {}
     for template in templates:
         for role, entities in template.filled.items():
-            mentions, tokens = sizes.get(role, (0, 0))
+            mentions, words = sizes.get(role, (0, 0))
             texts = [text for entity in entities for text in entity]
-            sizes[role] = (mentions + len(texts), tokens + sum(len(text.split()) for text in texts))
+            sizes[role] = (mentions + len(texts), words + sum(map(len, map(count, texts))))
     return sizes
+
+
+def _split_count(text: str) -> list[str]:
+    return text.split()
 
 
 def role_work(texts: Collection[str], gold: tuple[int, int], *, join: bool = True) -> tuple[int, int]:
@@ -235,7 +302,7 @@ def role_work(texts: Collection[str], gold: tuple[int, int], *, join: bool = Tru
     n = len(texts)
     comparisons = n * (n - 1) // 2 if join else 0
     mentions, tokens = gold
-    return comparisons + mentions * n, tokens * sum(len(text.split()) for text in texts)
+    return comparisons + mentions * n, tokens * sum(map(len, map(str.split, texts)))
 
 
 # -- alignment ------------------------------------------------------------------------------------
@@ -315,12 +382,17 @@ def template_similarity(
     if gold.frame != predicted.frame:
         return shares
     predicted_roles = predicted.filled
+    pairs = list(zip(shares, similarities, strict=True))
     for role, gold_entities in gold.filled.items():
         predicted_entities = predicted_roles.get(role)
         if predicted_entities is None:
             continue
-        for share, similarity in zip(shares, similarities, strict=True):
-            value = best_matching_sum([[similarity(g, p) for p in predicted_entities] for g in gold_entities])
+        single = len(gold_entities) == 1 and len(predicted_entities) == 1  # most roles: no matching to do
+        for share, similarity in pairs:
+            if single:
+                value = similarity(gold_entities[0], predicted_entities[0])
+            else:
+                value = best_matching_sum([[similarity(g, p) for p in predicted_entities] for g in gold_entities])
             if value:
                 share[role] = value
     return shares
@@ -373,10 +445,16 @@ def _align(
 
 
 def score_document(
-    gold: Sequence[Template], predicted: Sequence[Template], options: CeafRmeOptions = DEFAULT_OPTIONS
+    gold: Sequence[Template],
+    predicted: Sequence[Template],
+    options: CeafRmeOptions = DEFAULT_OPTIONS,
+    tokens: Callable[[str], Sequence[int]] | None = None,
 ) -> dict[str, Any]:
     """Sums of one document: ``predicted`` and ``gold`` mention counts, matched similarity per name,
-    and ``roles`` with the same sums per role name (the empty-document rule adds to no role)."""
+    and ``roles`` with the same sums per role name (the empty-document rule adds to no role).
+
+    ``tokens`` gives each text's token ids (``TokenIds.reader``, shared by the documents of a scoring); by
+    default the document's texts are split here."""
     names = options.similarities
     filled = [template for template in predicted if template.entity_count]
     if options.empty_document_rule and not gold and not filled:
@@ -398,7 +476,7 @@ def score_document(
                 totals[key] += count
     stats: dict[str, Any] = dict(totals)
     cache: dict[tuple[str, str], float] = {}
-    functions = [phi3 if name == "phi3" else soft_similarity(cache) for name in names]
+    functions = [phi3 if name == "phi3" else soft_similarity(cache, tokens) for name in names]
     for name, (total, per_role) in zip(names, _align(gold, filled, functions, groups), strict=True):
         stats[name] = total
         for role, value in per_role.items():
@@ -426,6 +504,21 @@ def micro_scores(
     return out
 
 
+def unit_micro_scores(
+    stats: Iterable[Mapping[str, Any]], similarities: Sequence[str] = SIMILARITIES, prefix: str = "ceaf_rme_"
+) -> list[dict[str, float]]:
+    """``micro_scores`` of each item alone (the per-document breakdown), the same numbers without a loop per item."""
+    keys = list(zip(similarities, _metric_keys(tuple(similarities), prefix), strict=True))
+    out = []
+    for item in stats:
+        predicted, gold = 0.0 + item["predicted"], 0.0 + item["gold"]
+        scores: dict[str, float] = {}
+        for name, (p_key, r_key, f_key) in keys:
+            scores[p_key], scores[r_key], scores[f_key] = prf(0.0 + item[name], predicted, gold)
+        out.append(scores)
+    return out
+
+
 @functools.cache
 def _metric_keys(similarities: tuple[str, ...], prefix: str) -> tuple[tuple[str, str, str], ...]:
     """The metric names of ``micro_scores``, written once: the breakdown asks for them once per document."""
@@ -440,9 +533,25 @@ def role_scores(
 ) -> dict[str, dict[str, float]]:
     """Micro scores per role name over documents; only the names in ``roles`` when given."""
     wanted = None if roles is None else set(roles)
-    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    names = tuple(similarities)
+    # Each role's sums added in document order, as micro_scores adds them: the same floats, one pass.
+    totals: dict[str, list[float]] = {}
     for item in stats:
         for role, sums in item["roles"].items():
             if wanted is None or role in wanted:
-                grouped.setdefault(role, []).append(sums)
-    return {role: micro_scores(grouped[role], similarities, prefix) for role in sorted(grouped)}
+                total = totals.get(role)
+                if total is None:
+                    total = totals[role] = [0.0] * (2 + len(names))
+                total[0] += sums["predicted"]
+                total[1] += sums["gold"]
+                for k, name in enumerate(names, 2):
+                    total[k] += sums[name]
+    keys = _metric_keys(names, prefix)
+    out: dict[str, dict[str, float]] = {}
+    for role in sorted(totals):
+        total = totals[role]
+        scores: dict[str, float] = {}
+        for k, (p_key, r_key, f_key) in enumerate(keys, 2):
+            scores[p_key], scores[r_key], scores[f_key] = prf(total[k], total[0], total[1])
+        out[role] = scores
+    return out

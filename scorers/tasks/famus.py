@@ -70,7 +70,15 @@ from typing import Any, ClassVar
 
 from scorers.base import Breakdown, MetricSpec, OptionSpec, PublicIds, Scorer, UnitStats
 from scorers.families import binary, weighted
-from scorers.families.ceaf import SIMILARITIES, CeafRmeOptions, Template, micro_scores, role_scores, score_document
+from scorers.families.ceaf import (
+    SIMILARITIES,
+    CeafRmeOptions,
+    Template,
+    micro_scores,
+    role_scores,
+    score_document,
+    unit_micro_scores,
+)
 from scorers.families.weighted import WeightedMetric
 from scorers.io import json_bytes
 from scorers.registry import register
@@ -159,9 +167,10 @@ class FamusCdaeScorer(Scorer[CdaeGold, PublicIds, dict[str, list[Template]]]):
 
     def unit_stats(self, gold: CdaeGold, submission: dict[str, list[Template]]) -> dict[str, UnitStats]:
         options = self._ceaf_options
+        tokens = gold.tokens.reader()  # the gold's mentions were split when it was read
         out: dict[str, UnitStats] = {}
         for docid, templates in gold.documents.items():
-            stats = score_document(templates, submission.get(docid, []), options)
+            stats = score_document(templates, submission.get(docid, []), options, tokens)
             # Only gold role names are kept, so nothing a submission invents reaches stored results.
             stats["roles"] = {role: sums for role, sums in stats["roles"].items() if role in gold.roles}
             out[docid] = stats
@@ -179,9 +188,10 @@ class FamusCdaeScorer(Scorer[CdaeGold, PublicIds, dict[str, list[Template]]]):
     def breakdown(
         self, gold: CdaeGold, submission: dict[str, list[Template]], stats: Mapping[str, UnitStats]
     ) -> Breakdown:
+        per_unit = unit_micro_scores(stats.values(), SIMILARITIES, PREFIX)  # each as self.aggregate([value])
         return {
             "role": role_scores(stats.values(), SIMILARITIES, PREFIX),
-            self.per_unit_breakdown: {docid: self.aggregate([value]) for docid, value in stats.items()},
+            self.per_unit_breakdown: dict(zip(stats, per_unit, strict=True)),
         }
 
 

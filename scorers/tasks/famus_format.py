@@ -13,12 +13,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from scorers.base import PublicIds
 from scorers.errors import InvalidGold, InvalidSubmission, Problem, Problems
-from scorers.families.ceaf import Template, clean_predicted_template, collapse_identical, gold_role_sizes, role_work
+from scorers.families.ceaf import (
+    Template,
+    TokenIds,
+    clean_predicted_template,
+    collapse_identical,
+    gold_role_sizes,
+    role_work,
+)
 from scorers.io import gc_paused, iter_json_lines, load_json
 from scorers.tasks.limits import SizeLimits, bound
 
@@ -84,10 +91,12 @@ class CdaeLimits(SizeLimits):
 
 @dataclass(frozen=True)
 class CdaeGold:
-    """Gold templates per docid (identical templates collapsed) and every role name the gold uses."""
+    """Gold templates per docid (identical templates collapsed), every role name the gold uses, and the token
+    ids of its mentions (split once, for the limits and the similarities)."""
 
     documents: dict[str, list[Template]]
     roles: frozenset[str]
+    tokens: TokenIds = field(default_factory=TokenIds, compare=False, repr=False)
 
 
 def _template_frame(raw: Any, where: Place, problems: Problems, shape: str) -> str | None:
@@ -151,6 +160,7 @@ def parse_cdae_gold(data: bytes, limits: CdaeLimits = CdaeLimits()) -> CdaeGold:
     """Read IterX-format gold lines; raise ``InvalidGold`` listing the problems."""
     problems = Problems(InvalidGold)
     documents: dict[str, list[Template]] = {}
+    tokens = TokenIds()
     for number, line in iter_json_lines(data, problems, InvalidGold):
         where = f"line {number}"
         if not isinstance(line, dict):
@@ -177,18 +187,20 @@ def parse_cdae_gold(data: bytes, limits: CdaeLimits = CdaeLimits()) -> CdaeGold:
             for index, raw in enumerate(raw_templates)
         ]
         documents[docid] = collapse_identical(t for t in parsed if t is not None)
-        _check_gold_roles(documents[docid], lambda: f"{where}, document {_quote(docid)}", problems, limits)  # noqa: B023
+        _check_gold_roles(documents[docid], lambda: f"{where}, document {_quote(docid)}", problems, limits, tokens)  # noqa: B023
     problems.raise_if_any()
     roles = frozenset(role for templates in documents.values() for t in templates for role, _ in t.roles)
-    return CdaeGold(documents, roles)
+    return CdaeGold(documents, roles, tokens)
 
 
-def _check_gold_roles(templates: list[Template], where: Place, problems: Problems, limits: CdaeLimits) -> None:
+def _check_gold_roles(
+    templates: list[Template], where: Place, problems: Problems, limits: CdaeLimits, tokens: TokenIds
+) -> None:
     """A document's roles, over its templates, within the gold-side limits that bound what submissions cost."""
-    for role, (mentions, tokens) in gold_role_sizes(templates).items():
+    for role, (mentions, words) in gold_role_sizes(templates, tokens.of).items():
         for name, count, unit in (
             ("gold_mentions_per_role", mentions, "mentions"),
-            ("gold_tokens_per_role", tokens, "tokens in its mentions"),
+            ("gold_tokens_per_role", words, "tokens in its mentions"),
         ):
             if count > getattr(limits, name):
                 problems.add(f"{where()}, role {_quote(role)}", limits.exceeded(name, count, unit))

@@ -13,6 +13,7 @@ from scipy.optimize import linear_sum_assignment
 from scorers.families.ceaf import (
     CeafRmeOptions,
     Template,
+    TokenIds,
     _max_assignment,
     best_matching_sum,
     clean_predicted_template,
@@ -387,3 +388,27 @@ def test_role_work_bounds_what_the_similarities_compute(
     # every (gold mention, predicted text) pair whose similarity was computed, and its LCS table's cells
     assert len(cache) <= comparisons
     assert sum(len(a.split()) * len(b.split()) for a, b in cache) <= token_pairs
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(GOLD_TEMPLATES, max_size=3), st.lists(PREDICTED_TEMPLATES, max_size=3))
+def test_token_ids_shared_by_a_scoring_give_the_same_sums(g: list[Template], p: list[Template]) -> None:
+    # The gold's mentions are numbered when it is read (its limits count their tokens); a scoring reads the
+    # predicted texts through a reader that numbers unknown tokens past the gold's, without changing them.
+    tokens = TokenIds()
+    sizes = gold_role_sizes(g, tokens.of)
+    assert sizes == gold_role_sizes(g)
+    known = (dict(tokens.vocabulary), dict(tokens.ids))
+    read = tokens.reader()
+    assert score_document(g, p, tokens=read) == score_document(g, p)
+    assert (tokens.vocabulary, tokens.ids) == known
+
+
+def test_token_reader_numbers_equal_tokens_alike_and_distinct_ones_apart() -> None:
+    tokens = TokenIds()
+    assert tokens.of("The cat  sat") == (0, 1, 2)
+    read = tokens.reader()
+    assert read("the CAT") == (0, 1)
+    assert read("a dog sat") == (3, 4, 2)
+    assert read("dog a") == (4, 3)  # the same numbers for the same unknown tokens, in every text
+    assert tokens.vocabulary == {"the": 0, "cat": 1, "sat": 2}
