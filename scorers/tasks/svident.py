@@ -185,8 +185,11 @@ class SvIdentDetection(_SvIdentScorer[dict[str, int]]):
 
     def unit_stats(self, gold: SvIdentGold, submission: dict[str, int]) -> dict[str, UnitStats]:
         # (group, gold label, predicted label) per sentence, by zip and map without a Python step per sentence;
-        # ``group`` and ``label`` hold the same uuids in the same order (``SvIdentGold``).
-        items = zip(gold.group.values(), gold.label.values(), map(submission.__getitem__, gold.label), strict=True)
+        # ``group`` and ``label`` hold the same uuids in the same order (``SvIdentGold``), and a submission in
+        # that order too is read in order rather than looked up uuid by uuid (a cache miss each on a large file).
+        in_order = svident_format.in_order(submission, gold.label)
+        predicted = submission.values() if in_order else map(submission.__getitem__, gold.label)
+        items = zip(gold.group.values(), gold.label.values(), predicted, strict=True)
         scored = classification.group_prf(items, average=self.config["average"])
         return {
             unit_id(lang, doc_id): {"language": lang, "document": doc_id, "sentences": prf.size, **prf.metrics()}

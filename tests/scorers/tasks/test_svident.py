@@ -232,6 +232,7 @@ def test_order_of_gold_rows_and_submission_keys_does_not_matter(name: str, gold:
         again = scorer.score(_shuffled_gold(gold, seed), dumps({k: run[k] for k in keys}))
         assert again.metrics == first.metrics
         assert again.breakdown == first.breakdown
+        assert again.units == first.units  # read in order (the first) or looked up key by key (the others)
 
 
 @pytest.mark.parametrize(("name", "gold", "run"), CASES)
