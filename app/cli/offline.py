@@ -95,6 +95,7 @@ def score_command(
             content = submission_bytes if instance.raw_submission else unpack_submission(submission_bytes)[0]
             del submission_bytes
             parsed = instance.parse_submission(content, instance.public_view(gold_data))
+            del content
             report = instance.compute(gold_data, parsed).to_dict()
             # Everything parsed is alive until the command returns and holds no cycles, but the collector's
             # first pass after the pause would walk all of it (young objects all) while the report is written.

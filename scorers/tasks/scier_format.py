@@ -26,7 +26,7 @@ DEFAULT_LIMITS = RowLimits()
 @dataclass(frozen=True)
 class GoldDocument:
     """One gold paper: a digest of each sentence's tokens (``sentence_digest``), the sentences' token bounds and
-    the gold rows of each sentence."""
+    the gold rows of each sentence, their offsets counted from the sentence's first token (``RowReader``)."""
 
     doc_id: str
     sentence_digests: list[int]
@@ -72,7 +72,8 @@ class SciERPublic:
 
 @dataclass(frozen=True)
 class PredictedDocument:
-    """One document's predictions; ``entities`` is None where the task does not ask for them."""
+    """One document's predictions, offsets counted from their sentence's first token as in ``GoldDocument``;
+    ``entities`` is None where the task does not ask for them."""
 
     entities: list[list[Entity]] | None
     relations: list[list[Relation]]

@@ -102,6 +102,12 @@ class RowReader:
     The fast checks are written out per row width because they run once per row of a file that
     may hold millions; anything that fails them goes to ``_row_problem`` for the message. The
     distinct types and labels of the rows read are gathered for ``check_labels``.
+
+    The rows are kept as small as scoring allows, since a gold file's rows stay in memory while its bytes
+    are still held: offsets relative to the first token of their sentence (rows are only ever compared
+    within one sentence, gold and predictions alike, so the origin does not change a count, and offsets
+    below 257 are the interpreter's shared small integers instead of a new object each), and each type
+    or label one shared string per file (the JSON decoder makes a new string for every row).
     """
 
     def __init__(
@@ -116,8 +122,9 @@ class RowReader:
         self.refuse_repeats = refuse_repeats
         self.symmetric = symmetric
         self.limits = limits
-        self.types: set[str] = set()
-        self.labels: set[str] = set()
+        #: The distinct types and labels read, each mapped to itself: the one string the rows share.
+        self.types: dict[str, str] = {}
+        self.labels: dict[str, str] = {}
 
     def check_labels(self) -> None:
         """Report a file whose rows use more distinct entity types or relation labels than the limit."""
@@ -186,11 +193,10 @@ class RowReader:
                         and len(t) <= max_chars
                         and first <= s <= e <= last
                     ):
-                        entity = (s, e, t)
+                        entity = (s - first, e - first, types.setdefault(t, t))
                         if self.refuse_repeats and self._repeat(seen, entity, i, row, where, f"{key}[{k}]"):
                             continue
                         parsed.append(entity)
-                        types.add(t)
                         continue
                 self.problems.add(
                     f"{where}, {key}[{k}][{i}]", _row_problem(row, ENTITY_FIELDS, bounds[k], k, self.limits)
@@ -220,14 +226,13 @@ class RowReader:
                         and first <= s1 <= e1 <= last
                         and first <= s2 <= e2 <= last
                     ):
-                        relation = (s1, e1, s2, e2, label)
+                        relation = (s1 - first, e1 - first, s2 - first, e2 - first, labels.setdefault(label, label))
                         # With a symmetric label, [a, b] and [b, a] are one relation: listing both
                         # would be counted correct twice, so it is a repeat.
                         identity = relation_key(relation, symmetric)
                         if self.refuse_repeats and self._repeat(seen, identity, i, row, where, f"{key}[{k}]"):
                             continue
                         parsed.append(relation)
-                        labels.add(label)
                         continue
                 self.problems.add(
                     f"{where}, {key}[{k}][{i}]", _row_problem(row, RELATION_FIELDS, bounds[k], k, self.limits)
