@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scorers import io as scorers_io
 from scorers.errors import InvalidGold, InvalidSubmission, Problem, Problems, ValidationError
 from scorers.io import (
     decode_text,
@@ -228,6 +229,35 @@ def json_object_texts(draw: st.DrawFn) -> bytes:
 @given(st.one_of(json_object_texts(), st.text(alphabet='{}[]":, \n1aNe\\', max_size=30).map(str.encode)))
 def test_json_object_members_and_refusals_equal_those_of_load_json(data: bytes) -> None:
     assert _streamed(data) == _whole(data)
+
+
+@st.composite
+def json_object_bytes(draw: st.DrawFn) -> bytes:
+    """As ``json_object_texts``, now and then with a byte that is not ASCII put in: UTF-8 or not."""
+    data = draw(json_object_texts())
+    at = draw(st.integers(0, len(data)))
+    return data[:at] + draw(st.sampled_from([b"", "\u00e9".encode(), b"\xff"])) + data[at:]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.one_of(json_object_bytes(), st.text(alphabet='{}[]":, \n1aNe\\', max_size=30).map(str.encode)),
+    st.integers(1, 12),
+)
+def test_json_object_read_in_windows_equals_load_json(data: bytes, window: int) -> None:
+    # The windows of ASCII text a large file is read in, made a few characters wide: members cut anywhere.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(scorers_io, "JSON_OBJECT_WINDOW", window)
+        assert _streamed(data) == _whole(data)
+
+
+def test_json_object_in_windows_never_holds_the_whole_text() -> None:
+    members = [f'"q{k}": {{"v{k}": {k}.5, "w": -{k}}}' for k in range(200)]
+    data = ("{" + ",\n ".join(members) + "}\n").encode()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(scorers_io, "JSON_OBJECT_WINDOW", 64)
+        patch.setattr(scorers_io, "decode_text", None)  # the whole text is decoded only to refuse or read on
+        assert list(iter_json_object(data, _not_object)) == list(json.loads(data).items())
 
 
 def test_tsv_keeps_quoted_tabs_and_newlines() -> None:
