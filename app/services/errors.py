@@ -18,6 +18,7 @@ Every error has a short machine-readable ``code`` and a message meant for people
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, ClassVar
@@ -36,6 +37,10 @@ class ServiceError(Exception):
 
     def to_dict(self) -> dict[str, Any]:
         return {"error": self.code, "detail": self.message}
+
+    def retry_after(self, now: datetime) -> int | None:
+        """Whole seconds to wait before trying again (the ``Retry-After`` header), or ``None``: no wait helps."""
+        return None
 
 
 class InvalidInput(ServiceError):
@@ -121,6 +126,12 @@ class QuotaExhausted(ServiceError):
         out = super().to_dict()
         out["resets_at"] = self.resets_at.isoformat() if self.resets_at is not None else None
         return out
+
+    def retry_after(self, now: datetime) -> int | None:
+        # Rounded up: a client that waits exactly this long finds the limit reset, never a second early.
+        if self.resets_at is None:
+            return None
+        return max(1, math.ceil((self.resets_at - now).total_seconds()))
 
 
 class Unavailable(ServiceError):

@@ -10,7 +10,6 @@ wrong type, the database down) comes here."""
 from __future__ import annotations
 
 import logging
-import math
 from types import ModuleType
 from typing import Any
 
@@ -23,11 +22,10 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.routing import Match
 
-from app.services.accounts.throttle import LoginThrottled
 from app.services.bundles.spec import BundleError
-from app.services.errors import NotAuthenticated, QuotaExhausted, ServiceError, UploadTooLarge
+from app.services.errors import NotAuthenticated, ServiceError, UploadTooLarge
 from app.storage.models.base import TextRefused
-from app.storage.types import utcnow
+from app.web.schemas.common import wait_headers
 
 log = logging.getLogger(__name__)
 
@@ -93,13 +91,9 @@ def _answer(
 
 def _service_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ServiceError)
-    headers = {}
+    headers = wait_headers(exc)
     if isinstance(exc, NotAuthenticated):
         headers["WWW-Authenticate"] = "Bearer"
-    if isinstance(exc, LoginThrottled):
-        headers["Retry-After"] = str(exc.retry_after)
-    if isinstance(exc, QuotaExhausted) and exc.resets_at is not None:
-        headers["Retry-After"] = str(max(1, math.ceil((exc.resets_at - utcnow()).total_seconds())))
     if isinstance(exc, UploadTooLarge):
         # The rest of the body was not read: closing the connection stops the client from sending it,
         # where keeping it alive would make the server read and discard the whole of it first.

@@ -45,17 +45,20 @@ NAME, ADDRESS = "name", "address"
 
 
 class LoginThrottled(ServiceError):
-    """Too many failed logins; ``retry_after`` is the number of seconds to wait."""
+    """Too many failed logins; ``wait`` is the number of seconds to wait."""
 
     status = 429
     default_code = "login_throttled"
 
-    def __init__(self, message: str, *, retry_after: int) -> None:
+    def __init__(self, message: str, *, wait: int) -> None:
         super().__init__(message)
-        self.retry_after = retry_after
+        self.wait = wait
+
+    def retry_after(self, now: datetime) -> int:
+        return self.wait
 
     def to_dict(self) -> dict[str, object]:
-        return {**super().to_dict(), "retry_after": self.retry_after}
+        return {**super().to_dict(), "retry_after": self.wait}
 
 
 @dataclass(frozen=True)
@@ -143,9 +146,7 @@ class LoginThrottle:
                 # ``now`` was read before waiting for the row, so a window may have started after it.
                 wait = min(max(1, math.ceil(waits[scope])), math.ceil(self._limits[scope].window))
                 reason = "for this user name" if scope == NAME else "from your address"
-                raise LoginThrottled(
-                    f"Too many failed logins {reason}. Try again in {describe_wait(wait)}.", retry_after=wait
-                )
+                raise LoginThrottled(f"Too many failed logins {reason}. Try again in {describe_wait(wait)}.", wait=wait)
             longest = max(limit.window for limit in self._limits.values())
             session.execute(delete(LoginCounter).where(LoginCounter.window_start <= now - timedelta(seconds=longest)))
             session.commit()

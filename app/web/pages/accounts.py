@@ -19,6 +19,7 @@ from app.web.deps import SessionDep, client_address
 from app.web.pages import urls
 from app.web.pages.forms import Email, InviteCode, Next, Password, TeamName, UserName
 from app.web.pages.render import PageRoute, form_again, get_pages, redirect, render
+from app.web.schemas.common import wait_headers
 from app.web.sessions import LoggedIn, Viewer
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
@@ -45,8 +46,9 @@ def login(
             session, name, client_address(request), lambda: users.authenticate(session, name, password)
         )
     except LoginThrottled as exc:
-        headers = {"Retry-After": str(exc.retry_after)}
-        return render(request, "login.html", {**context, "error": exc}, viewer=None, status=429, headers=headers)
+        return render(
+            request, "login.html", {**context, "error": exc}, viewer=None, status=429, headers=wait_headers(exc)
+        )
     except NotAuthenticated as exc:
         return render(request, "login.html", {**context, "error": exc}, viewer=None, status=401)
     sessions.log_in(request, user)
@@ -87,8 +89,7 @@ def change_password(
             lambda: users.change_password_of(session, viewer.id, current_password, new_password),
         )
     except ServiceError as exc:
-        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, LoginThrottled) else None
-        return form_again(request, session, "account.html", {}, exc, viewer=viewer, headers=headers)
+        return form_again(request, session, "account.html", {}, exc, viewer=viewer, headers=wait_headers(exc))
     session.commit()
     sessions.log_in(request, user)
     revoked = f" and {tokens} API token{'' if tokens == 1 else 's'} revoked" if tokens else ""

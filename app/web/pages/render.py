@@ -25,14 +25,14 @@ from sqlalchemy.exc import DisconnectionError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
 
-from app.services.accounts.throttle import LoginThrottled
 from app.services.competitions.markdown import render_markdown
-from app.services.errors import InvalidInput, NotFound, QuotaExhausted, ServiceError
+from app.services.errors import InvalidInput, NotFound, ServiceError
 from app.storage.models import User
 from app.storage.models.base import TextRefused
 from app.storage.types import utcnow
 from app.web import csrf, sessions
 from app.web.pages import urls
+from app.web.schemas.common import wait_headers
 from app.web.state import AppState
 from leaderboard.exports import iso_utc
 from leaderboard.tables import percent
@@ -193,11 +193,7 @@ def error_page(
 
 
 def error_response(request: Request, exc: ServiceError, viewer: User | None) -> Response:
-    headers: dict[str, str] = {}
-    if isinstance(exc, LoginThrottled):
-        headers["Retry-After"] = str(exc.retry_after)
-    if isinstance(exc, QuotaExhausted) and exc.resets_at is not None:
-        headers["Retry-After"] = str(max(1, int((exc.resets_at - utcnow()).total_seconds())))
+    headers = wait_headers(exc)
     if wants_json(request):
         return JSONResponse(exc.to_dict(), status_code=exc.status, headers=headers)
     return render(request, "error.html", {"error": exc}, viewer=viewer, status=exc.status, headers=headers)

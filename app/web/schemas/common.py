@@ -9,7 +9,8 @@ from pydantic import BaseModel, Field
 from sqlalchemy.orm import InstrumentedAttribute
 
 from app.services.accounts.users import MAX_PASSWORD_LENGTH
-from app.storage.types import column_length
+from app.services.errors import ServiceError
+from app.storage.types import column_length, utcnow
 
 #: What every text a client sends must match: no NUL, which no text column holds (PostgreSQL refuses
 #: it even in a comparison, SQLite would store it).
@@ -55,6 +56,13 @@ class ErrorOut(BaseModel):
     closed_at: datetime | None = None
     limit_bytes: int | None = None
     retry_after: int | None = Field(None, description="seconds to wait before trying again (login throttling)")
+
+
+def wait_headers(exc: ServiceError) -> dict[str, str]:
+    """The ``Retry-After`` header of a refusal that waiting lifts (login throttling, a daily limit), else none;
+    the API's handler and the pages both answer with it."""
+    wait = exc.retry_after(utcnow())
+    return {} if wait is None else {"Retry-After": str(wait)}
 
 
 def retry_after_header(*, required: bool) -> dict[str, dict[str, object]]:

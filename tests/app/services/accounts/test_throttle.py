@@ -55,7 +55,7 @@ def test_a_name_is_locked_after_its_limit_until_its_window_ends(db: Database) ->
     clock.at(30)
     with pytest.raises(LoginThrottled) as refused:
         throttle.reserve("ADA", "10.0.0.2")  # names compare without case, from any address
-    assert refused.value.retry_after == 30  # the window started at 0 and lasts 60 s
+    assert refused.value.wait == 30  # the window started at 0 and lasts 60 s
     assert refused.value.message == "Too many failed logins for this user name. Try again in 30 seconds."
     clock.at(60)
     assert succeed(throttle, db, "ada", "10.0.0.2") == "ok"  # a new window
@@ -83,7 +83,7 @@ def test_an_address_is_locked_after_failures_over_many_names(db: Database) -> No
     with pytest.raises(LoginThrottled) as refused:
         throttle.reserve("someone-else", "10.0.0.9")
     assert "from your address" in refused.value.message
-    assert refused.value.retry_after == 60
+    assert refused.value.wait == 60
     throttle.reserve("someone-else", "10.0.0.8")
 
 
