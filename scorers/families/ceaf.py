@@ -456,22 +456,23 @@ def score_document(
     ``tokens`` gives each text's token ids (``TokenIds.reader``, shared by the documents of a scoring); by
     default the document's texts are split here."""
     names = options.similarities
-    filled = [template for template in predicted if template.entity_count]
+    filled = [template for template in predicted if template.filled]  # holding an entity
     if options.empty_document_rule and not gold and not filled:
         return {"predicted": 1, "gold": 1, **dict.fromkeys(names, 1.0), "roles": {}}
     groups: list[list[int]] = []
     # The official code splits only when the prediction lists any template, filled or not.
-    if options.multilabel_frames and predicted:
+    if options.multilabel_frames and predicted and any(MULTILABEL_SEPARATOR in t.frame for t in gold):
         gold, groups = _split_multilabel(gold)
 
     roles: dict[str, dict[str, Any]] = {}
     totals = {"predicted": 0, "gold": 0}
+    blank = {**totals, **dict.fromkeys(names, 0.0)}
     for key, templates in (("predicted", filled), ("gold", gold)):
         for template in templates:
             for role, count in template.mentions.items():
                 sums = roles.get(role)
                 if sums is None:
-                    sums = roles[role] = {"predicted": 0, "gold": 0, **dict.fromkeys(names, 0.0)}
+                    sums = roles[role] = blank.copy()
                 sums[key] += count
                 totals[key] += count
     stats: dict[str, Any] = dict(totals)

@@ -117,6 +117,7 @@ def _parse_gold_template(raw: Any, place: Place, problems: Problems, limits: Cda
     if frame is None:
         return None
     roles = []
+    most_chars = limits.filler_chars
     for role, value in raw.items():
         if role in GOLD_BOOKKEEPING_KEYS:
             continue
@@ -136,6 +137,11 @@ def _parse_gold_template(raw: Any, place: Place, problems: Problems, limits: Cda
                 continue
             mentions = []
             for m_index, mention in enumerate(entity):
+                if isinstance(mention, list) and mention:  # the usual mention, accepted with the fewest tests
+                    text = mention[0]
+                    if isinstance(text, str) and text and not text.isspace() and len(text) <= most_chars:
+                        mentions.append(text)
+                        continue
                 if not isinstance(mention, list) or not mention or not isinstance(mention[0], str):
                     message = f"a mention must be a list whose first element is its text, not {_show(mention)}"
                 elif not mention[0].strip():
@@ -197,7 +203,10 @@ def _check_gold_roles(
     templates: list[Template], where: Place, problems: Problems, limits: CdaeLimits, tokens: TokenIds
 ) -> None:
     """A document's roles, over its templates, within the gold-side limits that bound what submissions cost."""
+    most_mentions, most_tokens = limits.gold_role
     for role, (mentions, words) in gold_role_sizes(templates, tokens.of).items():
+        if mentions <= most_mentions and words <= most_tokens:
+            continue
         for name, count, unit in (
             ("gold_mentions_per_role", mentions, "mentions"),
             ("gold_tokens_per_role", words, "tokens in its mentions"),
@@ -238,7 +247,13 @@ def _read_submitted_template(raw: Any, place: Place, problems: Problems, limits:
             )
             continue
         texts = set()
+        most_chars = limits.filler_chars
         for f_index, filler in enumerate(fillers):
+            if isinstance(filler, list) and filler:  # the usual filler, accepted with the fewest tests
+                text = filler[0]
+                if isinstance(text, str) and len(text) <= most_chars:
+                    texts.add(text)
+                    continue
             text = _filler_text(filler)
             if text is None:
                 message = f"a filler must be a non-empty list whose first element is the text, not {_show(filler)}"
@@ -267,6 +282,8 @@ class _Budget:
         self.most_token_pairs: tuple[int, RolePlace] = (0, ("", 0, ""))
 
     def add(self, place: RolePlace, texts: set[str]) -> None:
+        if not texts:  # an empty role costs nothing (role_work gives 0, 0)
+            return
         comparisons, token_pairs = role_work(texts, self.limits.gold_role, join=self.join)
         self.comparisons += comparisons
         self.token_pairs += token_pairs
@@ -314,6 +331,7 @@ def _cdae_templates(
     budget = _Budget(limits, join=join)
     documents: dict[str, list[RawTemplate]] = {}
     for docid, raw_templates in raw.items():
+        raw[docid] = None  # what is kept is read below: the parsed value need not outlive its document
         if docid not in public.known:
             problems.add(_document(docid), "is not a docid of the gold")
             continue
@@ -334,10 +352,11 @@ def _cdae_templates(
         documents[docid] = templates
     budget.check(problems)
     problems.raise_if_any()
-    return {
-        docid: [clean_predicted_template(frame, roles, join=join) for frame, roles in templates]
-        for docid, templates in documents.items()
-    }
+    cleaned: dict[str, list[Template]] = {}
+    for docid, templates in documents.items():
+        cleaned[docid] = [clean_predicted_template(frame, roles, join=join) for frame, roles in templates]
+        templates.clear()  # the texts as read are not held once cleaned
+    return cleaned
 
 
 # -- famus-sv ------------------------------------------------------------------------------------
