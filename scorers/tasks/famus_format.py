@@ -12,7 +12,7 @@ gold is held to, not at the gold's own sizes) and refused before any of that wor
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,7 @@ from scorers.families.ceaf import (
     gold_role_sizes,
     role_work,
 )
-from scorers.io import gc_paused, iter_json_lines, load_json
+from scorers.io import gc_paused, iter_json_lines, iter_json_object, load_json
 from scorers.tasks.limits import SizeLimits, bound
 
 FRAME_KEY = "incident_type"
@@ -312,26 +312,29 @@ def parse_cdae_submission(
     """Read ``{docid: [template, ...]}`` and clean each template's fillers; raise ``InvalidSubmission``.
 
     Everything is checked, the limits included, before the first template is cleaned up: the clean-up
-    is the first step whose work grows faster than the file.
+    is the first step whose work grows faster than the file. The file is read one document at a time
+    (``iter_json_object``, with the refusals of a whole parse), so its parsed objects are never held at once.
     """
-    raw = load_json(data, InvalidSubmission)
-    if not isinstance(raw, dict):
-        got = "a list" if isinstance(raw, list) else _show(raw)
-        raise InvalidSubmission(
-            [Problem("", f"expected a JSON object mapping each docid to a list of templates; got {got}")]
-        )
-    return _cdae_templates(raw, public, join, limits)
+    return _cdae_templates(iter_json_object(data, _not_cdae_object), public, join, limits)
+
+
+def _not_cdae_object(raw: Any) -> InvalidSubmission:
+    got = "a list" if isinstance(raw, list) else _show(raw)
+    return InvalidSubmission(
+        [Problem("", f"expected a JSON object mapping each docid to a list of templates; got {got}")]
+    )
 
 
 def _cdae_templates(
-    raw: dict[str, Any], public: PublicIds, join: bool, limits: CdaeLimits
+    pairs: Iterable[tuple[str, Any]], public: PublicIds, join: bool, limits: CdaeLimits
 ) -> dict[str, list[Template]]:
-    """Check every document and the budgets in one pass over the parsed JSON, then clean the templates up."""
+    """Check every document and the budgets in one pass over the file's documents, then clean the templates up.
+
+    A refusal of the file itself (``iter_json_object``) comes from the loop, before any problem found here."""
     problems = Problems(InvalidSubmission)
     budget = _Budget(limits, join=join)
     documents: dict[str, list[RawTemplate]] = {}
-    for docid, raw_templates in raw.items():
-        raw[docid] = None  # what is kept is read below: the parsed value need not outlive its document
+    for docid, raw_templates in pairs:
         if docid not in public.known:
             problems.add(_document(docid), "is not a docid of the gold")
             continue
