@@ -131,6 +131,8 @@ def clean_predicted_template(frame: str, roles: Iterable[tuple[str, Iterable[str
 
 def collapse_identical(templates: Iterable[Template]) -> list[Template]:
     """Templates in order with later identical copies (same frame, roles in order, mentions) removed."""
+    if isinstance(templates, Sequence) and len(templates) < 2:  # nothing to compare (and hash)
+        return list(templates)
     seen: set[Template] = set()
     kept = []
     for template in templates:
@@ -279,10 +281,12 @@ def gold_role_sizes(
     count = _split_count if tokens is None else tokens
     sizes: dict[str, tuple[int, int]] = {}
     for template in templates:
+        mention_counts = template.mentions
         for role, entities in template.filled.items():
             mentions, words = sizes.get(role, (0, 0))
-            texts = [text for entity in entities for text in entity]
-            sizes[role] = (mentions + len(texts), words + sum(map(len, map(count, texts))))
+            for entity in entities:
+                words += sum(map(len, map(count, entity)))
+            sizes[role] = (mentions + mention_counts[role], words)
     return sizes
 
 

@@ -192,7 +192,7 @@ def parse_cdae_gold(data: bytes, limits: CdaeLimits = CdaeLimits()) -> CdaeGold:
             _parse_gold_template(raw, lambda: f"{where}, templates[{index}]", problems, limits)  # noqa: B023 (called at once)
             for index, raw in enumerate(raw_templates)
         ]
-        documents[docid] = collapse_identical(t for t in parsed if t is not None)
+        documents[docid] = collapse_identical([t for t in parsed if t is not None])
         _check_gold_roles(documents[docid], lambda: f"{where}, document {_quote(docid)}", problems, limits, tokens)  # noqa: B023
     problems.raise_if_any()
     roles = frozenset(role for templates in documents.values() for t in templates for role, _ in t.roles)
