@@ -53,7 +53,7 @@ SIMILARITIES = ("phi3", "soft")
 MULTILABEL_SEPARATOR = "/"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a template without an instance dictionary, for large golds
 class Template:
     """A frame and, in file order, each role with its entities (tuples of mention texts).
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from sys import intern
 from typing import Any
 
 from scorers.base import PublicIds
@@ -109,7 +110,8 @@ def _template_frame(raw: Any, where: Place, problems: Problems, shape: str) -> s
     if not isinstance(frame, str):
         problems.add(where(), f"the template needs a string {_quote(FRAME_KEY)} (the frame)")
         return None
-    return frame
+    # Frames and role names recur in every document, each parsed as a new string: one copy of each is kept.
+    return intern(frame)
 
 
 def _parse_gold_template(raw: Any, place: Place, problems: Problems, limits: CdaeLimits) -> Template | None:
@@ -127,6 +129,7 @@ def _parse_gold_template(raw: Any, place: Place, problems: Problems, limits: Cda
                 f"{place()}, role {_quote(role)}", f"a role value must be a list of entities, not {_show(value)}"
             )
             continue
+        role = intern(role)
         entities = []
         for e_index, entity in enumerate(value):
             if not isinstance(entity, list):
@@ -263,7 +266,7 @@ def _read_submitted_template(raw: Any, place: Place, problems: Problems, limits:
                 texts.add(text)
                 continue
             problems.add(f"{place()}, role {_quote(role)}, filler {f_index}", message)
-        roles.append((role, texts))
+        roles.append((intern(role), texts))
     return frame, roles
 
 
