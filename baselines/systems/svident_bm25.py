@@ -65,7 +65,9 @@ class SvidentBM25(Baseline):
             queries = _tokenize([s.text for s in batch], stopwords, ids=False)
             for sentence, query in zip(batch, queries, strict=True):
                 chosen = candidates.of(sentence)
-                scores = retriever.get_scores(query)
-                rankings[sentence.uuid] = top_scores(candidates.ids, chosen, scores[chosen], limit)
+                # A sentence of stop words alone (or none) has no query: bm25s indexes its first token, so
+                # it is not asked, and every candidate scores 0.
+                picked = retriever.get_scores(query)[chosen] if query else [0.0] * len(chosen)
+                rankings[sentence.uuid] = top_scores(candidates.ids, chosen, picked, limit)
             context.advance(len(batch))
         return ranking_submission(rankings)

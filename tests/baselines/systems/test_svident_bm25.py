@@ -53,6 +53,20 @@ def test_max_candidates_caps_each_ranking() -> None:
     assert list(submission["u1"]) == ["exploredata-ZA1_Varq1", "exploredata-ZA2_Varq3"]
 
 
+def test_a_sentence_of_stop_words_alone_lists_its_candidates_at_0() -> None:
+    gold = (
+        HEADER
+        + "And of the.\t0\t\tZA1\t1\tu1\ten\n"
+        + "\t0\t\tZA1\t1\tu2\ten\n"
+        + "Trust in the police.\t1\texploredata-ZA1_Varq1\tZA1\t1\tu3\ten\n"
+    ).encode()
+    submission = json.loads(run(NAME, SCORER, gold, {"variables.tsv": VOCABULARY.encode()}))
+    # No word is left to search with: the study's two variables, both 0, in the order of their ids.
+    assert submission["u1"] == submission["u2"] == {"exploredata-ZA1_Varq1": 0.0, "exploredata-ZA1_Varq2": 0.0}
+    assert next(iter(submission["u3"])) == "exploredata-ZA1_Varq1"
+    assert score(SCORER, gold, json.dumps(submission).encode())["map@10"] == 1.0
+
+
 def test_without_a_vocabulary_or_annotated_sentences_it_is_refused() -> None:
     gold = (HEADER + "A.\t0\t\t\t1\tu1\ten\n").encode()
     with pytest.raises(InvalidInputs, match=r"no variables to rank"):
