@@ -183,12 +183,14 @@ def _progress_figure(figure: Figure, series: list[Series], metric: str, until: d
         ax.set_ylim(*limits)
     low, high = time_limits(start, end)
     ax.set_xlim(mdates.date2num(low), mdates.date2num(high))  # type: ignore[no-untyped-call]
-    # The day (or the year) that every tick shares goes into the axis label rather than matplotlib's
-    # offset text, which sat on the label's line and could run into it.
+    # The day that every tick shares, or the first and last day of the axis, goes into the axis label rather
+    # than matplotlib's offset text, which sat on the label's line and could run into it. Both days, not the
+    # year alone: an axis across midnight has ticks of times only ("23:45, 00:00, 00:15"), and the days are
+    # what tells a reader which night it was.
     if low.date() == high.date():
         ax.set_xlabel(f"Upload time (UTC), {low:%Y-%m-%d}")
-    elif low.year == high.year:
-        ax.set_xlabel(f"Upload time (UTC), {low.year}")
+    else:
+        ax.set_xlabel(f"Upload time (UTC), {low:%Y-%m-%d} to {high:%Y-%m-%d}")
     # Few, compact date labels in UTC, so that they do not overlap at phone width.
     # minticks=2: with 3, some spans of two or three days leave matplotlib no interval that fits (it
     # warns). matplotlib.dates has no type annotations, hence the ignores.

@@ -161,6 +161,27 @@ def test_times_are_shown_in_utc_whatever_zone_they_come_in() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("first", "seconds", "days"),
+    [
+        # Across midnight: the ticks are times of two days ("23:45", "00:00", "00:15").
+        (datetime(2026, 12, 1, 23, 58, tzinfo=UTC), (0, 5, 10), "2026-12-01 to 2026-12-02"),
+        (datetime(2026, 12, 1, 18, tzinfo=UTC), (0, 30 * 3600), "2026-12-01 to 2026-12-03"),
+        # Across a new year (the axis has a margin of 4 % of the span on either side: 1.2 days).
+        (datetime(2026, 12, 10, tzinfo=UTC), (0, 30 * 86400), "2026-12-08 to 2027-01-10"),
+    ],
+)
+def test_an_axis_over_several_days_names_its_first_and_last_day(
+    first: datetime, seconds: tuple[int, ...], days: str
+) -> None:
+    candidates = [
+        replace(make_candidate(n + 1, "a", 0, {"f1": 0.1 * (n + 1)}), submitted_at=first + timedelta(seconds=s))
+        for n, s in enumerate(seconds)
+    ]
+    texts = svg_texts(progress_chart(candidates, F1))
+    assert f"Upload time (UTC), {days}" in texts, texts
+
+
 def test_a_score_axis_stays_within_0_and_100_percent_and_one_value_gets_a_band() -> None:
     from leaderboard.charts import score_limits
 
