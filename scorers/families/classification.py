@@ -22,8 +22,6 @@ from scorers.families.weighted import WeightedMetric
 # numpy is imported inside the functions that use it, so that loading the scorer library (``podium score`` of a
 # scorer that never needs it, the web tier) does not pay its import.
 if TYPE_CHECKING:
-    import numpy as np
-
     from scorers.families.weighted import Array as WeightedArray
 
 #: The ``average`` modes of scikit-learn that ``group_prf`` supports for single-label items.
@@ -73,24 +71,8 @@ def group_prf(
     if average not in AVERAGES:
         raise ValueError(f"average must be one of {', '.join(AVERAGES)}, not {average!r}")
     empty = float(zero_division)
-    # Per group, per label (in the order first seen): [true positives, gold support, predicted].
-    tallies: dict[K, dict[Hashable, list[int]]] = {}
-    for (group, gold, pred), count in Counter(items).items():
-        tally = tallies.get(group)
-        if tally is None:
-            tally = tallies[group] = {}
-        gold_counts = tally.get(gold)
-        if gold_counts is None:
-            gold_counts = tally[gold] = [0, 0, 0]
-        pred_counts = tally.get(pred)
-        if pred_counts is None:
-            pred_counts = tally[pred] = [0, 0, 0]
-        gold_counts[1] += count
-        pred_counts[2] += count
-        if gold_counts is pred_counts:  # the same label as a dictionary key sees it
-            gold_counts[0] += count
     out: dict[K, GroupPRF] = {}
-    for group, tally in tallies.items():
+    for group, tally in _tallies(items).items():
         size = sum(counts[1] for counts in tally.values())
         accuracy = sum(counts[0] for counts in tally.values()) / size
         if average == "micro":
@@ -110,6 +92,26 @@ def group_prf(
     return out
 
 
+def _tallies(items: Iterable[tuple[K, Hashable, Hashable]]) -> dict[K, dict[Hashable, list[int]]]:
+    """Per group, per label (in the order first seen): [true positives, gold support, predicted]."""
+    tallies: dict[K, dict[Hashable, list[int]]] = {}
+    for (group, gold, pred), count in Counter(items).items():
+        tally = tallies.get(group)
+        if tally is None:
+            tally = tallies[group] = {}
+        gold_counts = tally.get(gold)
+        if gold_counts is None:
+            gold_counts = tally[gold] = [0, 0, 0]
+        pred_counts = tally.get(pred)
+        if pred_counts is None:
+            pred_counts = tally[pred] = [0, 0, 0]
+        gold_counts[1] += count
+        pred_counts[2] += count
+        if gold_counts is pred_counts:  # the same label as a dictionary key sees it
+            gold_counts[0] += count
+    return tallies
+
+
 def _label_prf(counts: list[int], empty: float) -> tuple[float, float, float]:
     """Precision, recall and F1 of one label from its [true positives, gold support, predicted] counts."""
     tp, gold, predicted = counts
@@ -120,46 +122,20 @@ def _label_prf(counts: list[int], empty: float) -> tuple[float, float, float]:
     )
 
 
-def _per_class(
-    gold: np.ndarray[Any, Any], pred: np.ndarray[Any, Any], classes: np.ndarray[Any, Any], zero_division: float = 0.0
-) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """Precision, recall, F1 and gold support of each of the sorted ``classes``.
-
-    The numbers of scikit-learn's ``precision_recall_fscore_support(average=None, zero_division=...)``, from the
-    same counts by the same formulas (F1 = 2·TP / (gold + predicted)), so equal to the last bit. Written with
-    numpy because importing scikit-learn takes about 0.8 s, more than scoring 3,000 groups.
-    """
-    import numpy as np
-
-    gold_at, pred_at = np.searchsorted(classes, gold), np.searchsorted(classes, pred)
-    size = len(classes)
-    tp = np.bincount(gold_at[gold == pred], minlength=size)
-    support = np.bincount(gold_at, minlength=size)
-    predicted = np.bincount(pred_at, minlength=size)
-    f1 = _divide(2 * tp, support + predicted, zero_division)
-    return _divide(tp, predicted, zero_division), _divide(tp, support, zero_division), f1, support
-
-
 def class_scores(
     pairs: Iterable[tuple[Hashable, Hashable]], *, zero_division: float = 0.0
 ) -> dict[Hashable, dict[str, float]]:
     """Precision, recall, F1 and gold support of each label of ``(gold, predicted)`` pairs, as scikit-learn's
-    ``precision_recall_fscore_support(average=None)`` gives them for the labels that occur, in order of occurrence."""
-    import numpy as np
+    ``precision_recall_fscore_support(average=None)`` gives them for the labels that occur, in order of occurrence.
 
-    code: dict[Hashable, int] = {}
-    coded = [(code.setdefault(gold, len(code)), code.setdefault(predicted, len(code))) for gold, predicted in pairs]
-    table = np.asarray(coded, dtype=np.int64).reshape(-1, 2)
-    precision, recall, f1, support = _per_class(table[:, 0], table[:, 1], np.arange(len(code)), zero_division)
-    return {
-        label: {
-            "precision": float(precision[i]),
-            "recall": float(recall[i]),
-            "f1": float(f1[i]),
-            "support": float(support[i]),
-        }
-        for label, i in code.items()
-    }
+    The counts and formulas of ``group_prf``, for the pairs as one group."""
+    empty = float(zero_division)
+    tally = _tallies((None, gold, predicted) for gold, predicted in pairs).get(None, {})
+    out: dict[Hashable, dict[str, float]] = {}
+    for label, counts in tally.items():
+        precision, recall, f1 = _label_prf(counts, empty)
+        out[label] = {"precision": precision, "recall": recall, "f1": f1, "support": float(counts[1])}
+    return out
 
 
 def weighted_prf(
@@ -216,17 +192,6 @@ def _ratio(numerator: WeightedArray, denominator: WeightedArray) -> WeightedArra
     import numpy as np
 
     out = np.full(len(numerator), np.nan)
-    np.divide(numerator, denominator, out=out, where=denominator > 0)
-    return out
-
-
-def _divide(
-    numerator: np.ndarray[Any, Any], denominator: np.ndarray[Any, Any], zero_division: float = 0.0
-) -> np.ndarray[Any, Any]:
-    """Element-wise quotient; ``zero_division`` where the denominator is 0."""
-    import numpy as np
-
-    out = np.full(len(numerator), float(zero_division), dtype=np.float64)
     np.divide(numerator, denominator, out=out, where=denominator > 0)
     return out
 
