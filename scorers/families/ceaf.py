@@ -171,8 +171,10 @@ def token_similarity(gold: str, predicted: str) -> float:
 
     Two texts without any token (never so for gold that passed validation) count as equal.
     """
-    vocabulary: dict[str, int] = {}
-    return _tokens_similarity(_token_ids(gold, vocabulary), _token_ids(predicted, vocabulary))
+    # rapidfuzz's Indel normalized similarity, 1 - (|g| + |p| - 2·LCS) / (|g| + |p|): the same operations as the
+    # official formula, so the same double (1.0 for two empty lists).
+    ids = TokenIds()
+    return float(_indel().normalized_similarity(ids.of(gold), ids.of(predicted)))
 
 
 def _tokens(text: str) -> list[str]:
@@ -180,23 +182,13 @@ def _tokens(text: str) -> list[str]:
     return text.lower().split()
 
 
-def _token_ids(text: str, vocabulary: dict[str, int]) -> list[int]:
-    """The text's tokens as numbers, one per distinct token of ``vocabulary``. rapidfuzz compares the elements
-    of a sequence by their hash, exact for small integers, where two distinct strings could share one."""
-    return [vocabulary.setdefault(token, len(vocabulary)) for token in _tokens(text)]
-
-
-def _tokens_similarity(g: Sequence[int], p: Sequence[int]) -> float:
-    """rapidfuzz's Indel normalized similarity, 1 - (|g| + |p| - 2·LCS) / (|g| + |p|): the same operations as
-    the official formula, so the same double (1.0 for two empty lists)."""
-    return float(_indel().normalized_similarity(g, p))
-
-
 class TokenIds:
     """Each distinct text's lowercased whitespace tokens as numbers, split once and shared by everything that
     counts or compares tokens (the gold's limits, the soft similarity). ``vocabulary`` numbers each distinct
-    token; ``ids`` holds the numbers of each text seen. Lowercasing does not change how many tokens a text has
-    (no character lowercases to or from whitespace), so ``len(of(text))`` is ``len(text.split())``."""
+    token; ``ids`` holds the numbers of each text seen. Numbers, not strings: rapidfuzz compares the elements of a
+    sequence by their hash, exact for small integers, where two distinct strings could share one. Lowercasing
+    does not change how many tokens a text has (no character lowercases to or from whitespace), so
+    ``len(of(text))`` is ``len(text.split())``."""
 
     __slots__ = ("ids", "vocabulary")
 
