@@ -38,8 +38,9 @@ def _as_text(value: object) -> str | None:
     return str(value)
 
 
-def _read(changes: Mapping[str, Any]) -> dict[str, Any]:
-    """The requested values, checked; raises ``InvalidInput`` naming every bad field."""
+def _read(phase: Phase, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The requested values, checked together with the window they make with the phase's other time;
+    raises ``InvalidInput`` naming every bad field at once."""
     checker = KeyPathChecker()
     for key in changes:
         if key not in EDITABLE:
@@ -59,6 +60,10 @@ def _read(changes: Mapping[str, Any]) -> dict[str, Any]:
         wanted["description"] = checker.text(changes, "description", "", optional=True)
         if len(wanted["description"]) > MAX_DESCRIPTION:
             checker.add("description", f"is longer than {MAX_DESCRIPTION} characters")
+    starts_at = wanted.get("starts_at", phase.starts_at)
+    ends_at = wanted.get("ends_at", phase.ends_at)
+    if starts_at is not None and ends_at is not None and ends_at <= starts_at:
+        checker.add("ends_at" if "ends_at" in wanted else "starts_at", "the phase must end later than it starts")
     if checker.problems:
         raise InvalidInput(
             "the phase was not changed", [{"where": key, "message": message} for key, message in checker.problems]
@@ -72,14 +77,7 @@ def edit_phase(
     """Apply ``changes`` (any of ``EDITABLE``; ``None`` unsets a time or a limit) to the phase as one
     organizer's edit; returns the logged changes (none when every value was already so)."""
     organizer = require_organizer(session, user, phase.task.competition)
-    wanted = _read(changes)
-    starts_at = wanted.get("starts_at", phase.starts_at)
-    ends_at = wanted.get("ends_at", phase.ends_at)
-    if starts_at is not None and ends_at is not None and ends_at <= starts_at:
-        where = "ends_at" if "ends_at" in wanted else "starts_at"
-        raise InvalidInput(
-            "the phase was not changed", [{"where": where, "message": "the phase must end later than it starts"}]
-        )
+    wanted = _read(phase, changes)
     moment = now or utcnow()
     logged = []
     for key in EDITABLE:

@@ -102,6 +102,34 @@ def test_bad_values_are_refused_by_field_and_change_nothing(db: Database, client
     assert changes(client, olga) == []
 
 
+def test_a_bad_limit_and_a_bad_window_are_named_in_one_answer(db: Database, client: TestClient) -> None:
+    """The window (its end after its start) is checked with the other fields, not after them: an organizer
+    who got a limit and the window wrong reads both problems at once, from the API and from the form."""
+    setup(db, phase_spec(starts_at=utc("2026-01-01T00:00Z")))
+    olga = auth(db, "olga")
+    answer = client.patch(PHASE, headers=olga, json={"daily_limit": 0, "ends_at": "2025-12-31T00:00Z"})
+    assert answer.status_code == 422
+    assert {p["where"] for p in answer.json()["problems"]} == {"daily_limit", "ends_at"}
+
+    login(client, "olga")
+    page = client.get(f"{BOARD}/organize")
+    form = {
+        "csrf_token": token(page),
+        "starts_at": "2026-01-01T00:00",
+        "ends_at": "2025-06-30T12:00",
+        "daily_limit": "0",
+        "total_limit": "",
+        "visibility": "public",
+        "description": "",
+    }
+    bad = client.post(f"{BOARD}/organize/phase", data=form)
+    assert bad.status_code == 422
+    shown = text(bad)
+    assert "daily_limit : expected a whole number of at least 1" in shown
+    assert "ends_at : the phase must end later than it starts" in shown
+    assert changes(client, olga) == []
+
+
 def test_only_the_competitions_organizers_may_edit(db: Database, client: TestClient) -> None:
     setup(db)
     with db.session() as session:
