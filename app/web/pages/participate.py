@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.services.accounts.access import may_participate
 from app.services.accounts.teams import team_of
-from app.services.competitions import catalog
+from app.services.competitions import catalog, participation
 from app.services.errors import InvalidInput, ServiceError
 from app.services.submissions import changes, intake, quota, results
 from app.services.submissions.detail import SubmissionView, view_submission
@@ -49,6 +49,7 @@ def _submit_context(session: Session, state: AppState, user: User, phase: Phase)
         "ref": (task.competition.slug, task.slug, phase.slug),
         "state": catalog.phase_state(phase, now),
         "allowed": may_participate(session, user, task.competition),
+        "request_state": participation.own_request(session, user, task.competition),
         "team": team,
         "usage": quota.usage(session, phase, team.id if team else None, now),
         "limit_text": describe_size(limit),

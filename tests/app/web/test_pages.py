@@ -295,9 +295,15 @@ def test_teams_are_created_and_joined_on_the_team_page(db: Database, client: Tes
         team = teams.team_of(session, ada, get_competition(session, "comp").id)
         assert team is not None and team.name == "Lovelace Lab"
         code = team.invite_code
-    assert code in client.get("/c/comp/team").text
+    founders_page = client.get("/c/comp/team")
+    assert code in founders_page.text
+    # The founder is told how teammates use the code (the join form is on their page, not the founder's).
+    assert "below" not in text(founders_page) and "<h2>Join a team</h2>" not in founders_page.text
+    assert 'href="/c/comp/team">http://testserver/c/comp/team</a>' in founders_page.text
+    assert "and enters it under “Join a team”" in text(founders_page)
     login(client, "bob")
     form = client.get("/c/comp/team")
+    assert "<h2>Join a team</h2>" in form.text
     joined = client.post("/c/comp/team/join", data={"csrf_token": token(form), "invite_code": code})
     assert "You joined the team Lovelace Lab." in joined.text
     taken = client.post("/c/comp/team/create", data={"csrf_token": token(joined), "name": "Other"})

@@ -84,3 +84,19 @@ def test_the_competition_page_shows_the_senders_request_and_organizers_answer_it
 
     login(client, "ada")
     assert "You take part" in text(client.get("/c/comp"))
+
+
+def test_the_submit_page_says_a_sent_request_is_pending_not_to_ask_again(db: Database, client: TestClient) -> None:
+    setup(db, participation="approval")
+    login(client, "ada")
+    submit = "/c/comp/labels/dev/submit"
+    assert "Ask for it on the competition page." in text(client.get(submit))
+    client.post("/c/comp/participate", data={"csrf_token": token(client.get("/c/comp"))})
+    shown = text(client.get(submit))
+    assert "Your request is pending" in shown
+    assert "Ask for it" not in shown
+
+    olga = auth(db, "olga")
+    client.post(f"{COMP}/participants/ada/refuse", headers=olga)
+    shown = text(client.get(submit))
+    assert "was refused by the organizers" in shown and "Ask for it" not in shown
