@@ -4,7 +4,7 @@ hidden phase, one zip with everything, and hosted baseline runs (start, follow, 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, Literal
 
@@ -189,42 +189,67 @@ def edit_phase(
 Confirmed = ShortText
 
 
+@dataclass(frozen=True)
+class Question:
+    """What the page that asks before an action says; ``{title}`` in ``question`` names what it acts on."""
+
+    question: str
+    details: list[str]
+    button: str
+
+
+RESCORE_PHASE = Question(
+    question="Score every submission of {title} again?",
+    details=[
+        "Every scored or failed submission of the phase is queued for scoring again; on a large phase "
+        "this keeps the scoring workers busy for a while.",
+        "The current scores stay on the leaderboard until the new ones land; none is overwritten.",
+    ],
+    button="Yes, score everything again",
+)
+REVEAL = Question(
+    question="Reveal the results of {title}?",
+    details=[
+        "Everyone will see the leaderboard's numbers, its exports and every submission's scores.",
+        "This cannot be undone: once seen, results cannot be hidden again.",
+    ],
+    button="Yes, reveal the results",
+)
+
+
 def _confirm_first(
-    request: Request, viewer: User, confirmed: str, *, question: str, details: list[str], button: str, back: str
+    request: Request, viewer: User, confirmed: str, asking: Question, *, back: str, title: str = ""
 ) -> Response | None:
     """``None`` once the form says ``confirmed=yes``; until then, the page that asks, whose form posts
     the same action again with the confirmation (no script needed, so nothing happens on one click)."""
     if confirmed == "yes":
         return None
     context = {
-        "question": question,
-        "details": details,
-        "button": button,
+        "question": asking.question.format(title=title),
+        "details": asking.details,
+        "button": asking.button,
         "action": request.url.path,
         "back": back,
     }
     return render(request, "confirm.html", context, viewer=viewer)
 
 
+def _phase_action(
+    ref: tuple[str, str, str], request: Request, session: Session, viewer: User, confirmed: str, asking: Question
+) -> tuple[Phase, Response | None]:
+    """The phase of an organizers' action on a whole phase, and the page that asks first (``None`` once
+    confirmed); refused unless ``viewer`` organizes the competition."""
+    phase_row = catalog.get_phase(session, *ref)
+    require_organizer(session, viewer, phase_row.task.competition)
+    back = urls.phase_part(ref, "organize")
+    return phase_row, _confirm_first(request, viewer, confirmed, asking, back=back, title=phase_row.title)
+
+
 @router.post(PHASE + "/organize/rescore", dependencies=CSRF)
 def rescore_phase(
     ref: PhaseRef, request: Request, session: SessionDep, viewer: LoggedIn, confirmed: Confirmed = ""
 ) -> Response:
-    phase_row = catalog.get_phase(session, *ref)
-    require_organizer(session, viewer, phase_row.task.competition)
-    asked = _confirm_first(
-        request,
-        viewer,
-        confirmed,
-        question=f"Score every submission of {phase_row.title} again?",
-        details=[
-            "Every scored or failed submission of the phase is queued for scoring again; on a large phase "
-            "this keeps the scoring workers busy for a while.",
-            "The current scores stay on the leaderboard until the new ones land; none is overwritten.",
-        ],
-        button="Yes, score everything again",
-        back=urls.phase_part(ref, "organize"),
-    )
+    phase_row, asked = _phase_action(ref, request, session, viewer, confirmed, RESCORE_PHASE)
     if asked is not None:
         return asked
     queued = changes.rescore_phase(session, viewer, phase_row)
@@ -236,20 +261,7 @@ def rescore_phase(
 def reveal(
     ref: PhaseRef, request: Request, session: SessionDep, viewer: LoggedIn, confirmed: Confirmed = ""
 ) -> Response:
-    phase_row = catalog.get_phase(session, *ref)
-    require_organizer(session, viewer, phase_row.task.competition)
-    asked = _confirm_first(
-        request,
-        viewer,
-        confirmed,
-        question=f"Reveal the results of {phase_row.title}?",
-        details=[
-            "Everyone will see the leaderboard's numbers, its exports and every submission's scores.",
-            "This cannot be undone: once seen, results cannot be hidden again.",
-        ],
-        button="Yes, reveal the results",
-        back=urls.phase_part(ref, "organize"),
-    )
+    phase_row, asked = _phase_action(ref, request, session, viewer, confirmed, REVEAL)
     if asked is not None:
         return asked
     catalog.reveal_phase(session, viewer, phase_row)
@@ -296,11 +308,8 @@ def cancel_baseline(
 ) -> Response:
     shown = views.describe_run(session, runs.get_run(session, viewer, run_id))
     organize_page = urls.phase_part((shown.competition, shown.task, shown.phase), "organize")
-    asked = _confirm_first(
-        request,
-        viewer,
-        confirmed,
-        question=f"Cancel baseline run {run_id} ({shown.title})?",
+    asking = Question(
+        question="Cancel baseline run {title}?",
         details=[
             "The run has not started; it is cancelled at once."
             if shown.status == RunStatus.QUEUED
@@ -308,8 +317,8 @@ def cancel_baseline(
             "Running the baseline again starts from the beginning.",
         ],
         button="Yes, cancel the run",
-        back=organize_page,
     )
+    asked = _confirm_first(request, viewer, confirmed, asking, back=organize_page, title=f"{run_id} ({shown.title})")
     if asked is not None:
         return asked
     shown = views.describe_run(session, runs.request_cancel(session, viewer, run_id))
