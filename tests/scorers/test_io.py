@@ -15,7 +15,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorers import io as scorers_io
 from scorers.errors import InvalidGold, InvalidSubmission, Problem, Problems, ValidationError
 from scorers.io import (
     decode_text,
@@ -26,6 +25,7 @@ from scorers.io import (
     read_tsv,
     unpack_submission,
 )
+from scorers.io import json_object as scorers_json_object
 
 
 def _zip(entries: dict[str, bytes], *, symlink: str | None = None) -> bytes:
@@ -247,7 +247,7 @@ def json_object_bytes(draw: st.DrawFn) -> bytes:
 def test_json_object_read_in_windows_equals_load_json(data: bytes, window: int) -> None:
     # The windows of ASCII text a large file is read in, made a few characters wide: members cut anywhere.
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(scorers_io, "JSON_OBJECT_WINDOW", window)
+        patch.setattr(scorers_json_object, "JSON_OBJECT_WINDOW", window)
         assert _streamed(data) == _whole(data)
 
 
@@ -255,8 +255,8 @@ def test_json_object_in_windows_never_holds_the_whole_text() -> None:
     members = [f'"q{k}": {{"v{k}": {k}.5, "w": -{k}}}' for k in range(200)]
     data = ("{" + ",\n ".join(members) + "}\n").encode()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(scorers_io, "JSON_OBJECT_WINDOW", 64)
-        patch.setattr(scorers_io, "decode_text", None)  # the whole text is decoded only to refuse or read on
+        patch.setattr(scorers_json_object, "JSON_OBJECT_WINDOW", 64)
+        patch.setattr(scorers_json_object, "decode_text", None)  # the whole text is decoded only to refuse or read on
         assert list(iter_json_object(data, _not_object)) == list(json.loads(data).items())
 
 
