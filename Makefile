@@ -97,16 +97,19 @@ $(LEGACY_RUNTIME)/.installed: Makefile
 
 runtimes: $(LEGACY_RUNTIME)/.installed
 
-# The example competitions (on the real releases when ../shared/data is there, else on the small
-# example data) and two demo accounts, then the server; both steps are safe to run again. The fast
+# The port checked first (a busy one stops here, before anything changes), the example competitions (on
+# the real releases when ../shared/data is there, else on the small example data) and two demo accounts
+# (made once, never changed again), then the server; every step is safe to run again. The fast
 # baselines' runs are only queued: the server runs them once it answers (their rows appear seconds later).
 SERVE_DATA := $(if $(wildcard $(PODIUM_SHARED_DIR)/data),--data-dir $(PODIUM_SHARED_DIR)/data)
 serve: $(VENV)/.installed-serve
+	$(VENV)/bin/podium serve --check-port --host $(HOST) --port $(PORT)
 	$(VENV)/bin/podium demo --no-wait $(SERVE_DATA)
 	$(VENV)/bin/podium serve --host $(HOST) --port $(PORT)
 
 # The same with every hosted baseline available (torch and the MiniLM model: about 1.5 GB more).
 serve-full: $(VENV)/.installed
+	$(VENV)/bin/podium serve --check-port --host $(HOST) --port $(PORT)
 	$(VENV)/bin/podium demo --no-wait $(SERVE_DATA)
 	$(VENV)/bin/podium serve --host $(HOST) --port $(PORT)
 

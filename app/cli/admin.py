@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from app.cli.common import fail, service_message, settings_or_fail
+from app.cli.listening import listen_or_fail
 
 #: The example bundles shipped with Podium (``podium demo``).
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -90,9 +91,17 @@ def serve_command(
     no_migrate: Annotated[
         bool, typer.Option("--no-migrate", help="Do not migrate; refuse to start unless `podium db upgrade` ran.")
     ] = False,
+    check_port: Annotated[
+        bool,
+        typer.Option("--check-port", help="Only check that the port is free: exit 0, or 2 saying it is in use."),
+    ] = False,
 ) -> None:
     """Apply the migrations, resume waiting jobs and serve the API. Scoring runs in this process, or,
     with PODIUM_BROKER_URL, in `podium worker` processes (this one then only sends jobs and sweeps)."""
+    listening = listen_or_fail(host, port)
+    if check_port:
+        listening.close()
+        return
     import uvicorn
 
     from app.main import create_app
@@ -113,7 +122,11 @@ def serve_command(
     if settings.broker_url:
         typer.echo("Jobs go to the broker of PODIUM_BROKER_URL; `podium worker` processes run them.")
     sys.stdout.flush()
-    uvicorn.run(application, host=host, port=port, log_level="info")
+    server = uvicorn.Server(uvicorn.Config(application, host=host, port=port, log_level="info"))
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run(sockets=[listening])
+    if not server.started:
+        fail("the server did not start (its log above says why)", 1)
 
 
 def worker_command(
@@ -340,8 +353,8 @@ def demo_command(
         float, typer.Option("--timeout", min=1, help="Seconds to wait for the baselines; the server finishes the rest.")
     ] = 600,
 ) -> None:
-    """Set up the example competitions and two demo accounts (safe to run again; passwords are reset), and run
-    the fast hosted baselines on them."""
+    """Set up the example competitions and two demo accounts (safe to run again: what exists, accounts
+    included, is left as it is), and run the fast hosted baselines on them."""
     from app.services.bundles.spec import BundleError
     from app.services.competitions import demo
     from app.services.errors import ServiceError
@@ -367,6 +380,10 @@ def demo_command(
             typer.echo(f"Hosted baselines ({len(report.baseline_runs)} runs, once per example phase):")
             finished = _run_queued_jobs(database, settings, timeout)
             _report_baselines(database, report.baseline_runs, finished)
-    typer.echo("Demo accounts (their passwords are reset each time `podium demo` runs):")
+    typer.echo("Demo accounts (made once; running `podium demo` again never changes them):")
     for account in report.accounts:
-        typer.echo(f"  {account.role:<12} user {account.name:<12} password {account.password}  token {account.token}")
+        made = f"password {account.password}  token {account.token}" if account.password else "already there"
+        typer.echo(f"  {account.role:<12} user {account.name:<12} {made}")
+    if any(account.password is None for account in report.accounts):
+        typer.echo("(their passwords and tokens are as printed when they were made; a new password:")
+        typer.echo(" `podium user reset-link NAME`, a new token: `podium token create NAME`)")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +21,8 @@ from app.services.accounts import users
 from app.services.boards.snapshot import compute_snapshot
 from app.services.competitions import catalog
 from app.storage.db import Database
-from app.storage.models import BaselineRun, Competition, CompetitionOrganizer
+from app.storage.models import ApiToken, BaselineRun, Competition, CompetitionOrganizer
+from tests.app.web.browser import podium_command
 from tests.conftest import ROOT
 
 
@@ -71,18 +74,39 @@ def test_a_bad_bundle_is_refused_with_key_paths(db: Database, tmp_path: Path) ->
         assert session.scalar(select(Competition)) is None
 
 
-def test_demo_is_idempotent_and_its_credentials_work(db: Database) -> None:
+def _accounts_as_stored(db: Database) -> dict[str, tuple[str, list[str], bool]]:
+    """Each demo account's password hash, its tokens' hashes and whether it organizes."""
+    with db.session() as session:
+        found = {}
+        for name in ("demo-organizer", "demo-participant"):
+            user = users.find_user(session, name)
+            assert user is not None
+            hashes = session.scalars(select(ApiToken.token_hash).where(ApiToken.user_id == user.id))
+            found[name] = (user.password_hash, sorted(hashes), user.is_organizer)
+        return found
+
+
+def test_demo_is_idempotent_and_never_changes_existing_accounts(db: Database) -> None:
     first = run(db, "demo")
     assert first.exit_code == 0, first.stderr
+    accounts = re.findall(r"user (\S+) +password (\S+) +token (\S+)", first.stdout)
+    assert [name for name, _, _ in accounts] == ["demo-organizer", "demo-participant"]
+    stored = _accounts_as_stored(db)
     second = run(db, "demo")
     assert second.exit_code == 0, second.stderr
     slugs = re.findall(r"^  (\S+) +(created|already there)$", second.stdout, re.MULTILINE)
     generic = ("trec-example", "classification-example", "regression-example")
     assert slugs == [(s, "already there") for s in ("svident", "scier", "famus", *generic, "private-demo")]
-    accounts = re.findall(r"user (\S+) +password (\S+) +token (\S+)", second.stdout)
-    assert [name for name, _, _ in accounts] == ["demo-organizer", "demo-participant"]
+    # The second run changes no password and no token, prints none, and says how to get new ones.
+    assert _accounts_as_stored(db) == stored
+    assert re.findall(r"user (\S+) +already there$", second.stdout, re.MULTILINE) == [
+        "demo-organizer",
+        "demo-participant",
+    ]
+    assert "password " not in second.stdout.split("Demo accounts")[1].replace("a new password", "")
+    assert "podium user reset-link NAME" in second.stdout
     with db.session() as session:
-        for name, password, token in accounts:
+        for name, password, token in accounts:  # the credentials of the first run still work
             assert users.authenticate(session, name, password).name == name
             assert users.user_for_token(session, token).name == name
         assert len(session.scalars(select(Competition)).all()) == 7
@@ -259,3 +283,38 @@ def test_podium_score_shows_fractions_in_percent_and_other_numbers_as_they_are(t
         ["recall", "100.00", "%"],
         ["*", "f1", "66.67"],
     ]
+
+
+def test_serve_on_a_port_in_use_says_so_and_exits_2_before_anything_else(tmp_path: Path) -> None:
+    """`make serve` checks the port first (`podium serve --check-port`): a busy port stops everything with
+    one line, before `podium demo` or the database; `podium serve` itself says the same, no traceback."""
+    database = tmp_path / "podium.sqlite3"
+    env = {**os.environ, "PODIUM_DATABASE_URL": f"sqlite:///{database}"}
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for extra in ([], ["--check-port"]):
+            answer = subprocess.run(
+                [*podium_command(), "serve", "--host", "127.0.0.1", "--port", str(port), *extra],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert answer.returncode == 2, answer
+            assert answer.stderr.strip() == (
+                f"port {port} on 127.0.0.1 is in use; choose another with `make serve PORT={port + 1}` "
+                f"(or `podium serve --port {port + 1}`)"
+            )
+            assert answer.stdout == "" and "Traceback" not in answer.stderr
+            assert not database.exists(), "nothing was set up"
+    free = subprocess.run(
+        [*podium_command(), "serve", "--check-port", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (free.returncode, free.stdout, free.stderr) == (0, "", "")
+    assert not database.exists()

@@ -4,8 +4,8 @@ The three seed competitions come from ``examples/<name>/release.yaml`` on the re
 data folder is given, else from ``examples/<name>/competition.yaml`` on the small example data; the
 example of each generic scorer (``trec``, ``classification``, ``regression``: invented data, configured
 in the bundle) and the invitational example (approval, hidden phase) are always added. A competition
-that exists already is left as it is. The demo accounts get fresh passwords and tokens on every run, so that the printed
-credentials always work.
+that exists already is left as it is, and so is an account: the demo accounts get a password and a token when
+they are made, printed once; running again never changes them (a password someone chose, a token in use).
 
 With ``baselines``, every phase of these competitions also gets one run of each fast hosted baseline that
 serves its scorer (those that need no GPU: TF-IDF, BM25, gazetteer, lemma, report), queued once (a phase
@@ -42,8 +42,9 @@ TOKEN_LABEL = "demo"  # noqa: S105  (a label, not a secret)
 class Account:
     role: str
     name: str
-    password: str
-    token: str
+    #: The password and token made with the account; ``None`` for an account that was already there.
+    password: str | None
+    token: str | None
 
 
 @dataclass(frozen=True)
@@ -61,15 +62,14 @@ class DemoReport:
     baseline_runs: list[QueuedRun] = field(default_factory=list)
 
 
-def _account(session: Session, name: str, *, organizer: bool) -> tuple[User, str]:
-    password = secrets.token_urlsafe(12)
+def _account(session: Session, role: str, name: str, *, organizer: bool) -> tuple[User, Account]:
+    """The demo account ``name``, made with a password and a token when missing, else left as it is."""
     user = users.find_user(session, name)
-    if user is None:
-        user = users.create_user(session, name, password, is_organizer=organizer)
-    else:
-        users.set_password(session, user, password)
-        user.is_organizer = user.is_organizer or organizer
-    return user, password
+    if user is not None:
+        return user, Account(role, name, None, None)
+    password = secrets.token_urlsafe(12)
+    user = users.create_user(session, name, password, is_organizer=organizer)
+    return user, Account(role, name, password, users.issue_token(session, user, TOKEN_LABEL))
 
 
 def _slug(bundle: Path) -> str | None:
@@ -121,8 +121,9 @@ def seed(session: Session, examples: Path, data_dir: Path | None, *, baselines: 
     """Create what is missing (with ``baselines``, queue the fast baselines' runs); raises ``BundleError`` for a
     bundle that does not load."""
     report = DemoReport()
-    organizer, organizer_password = _account(session, "demo-organizer", organizer=True)
-    participant, participant_password = _account(session, "demo-participant", organizer=False)
+    organizer, organizer_account = _account(session, "organizer", "demo-organizer", organizer=True)
+    _, participant_account = _account(session, "participant", "demo-participant", organizer=False)
+    report.accounts = [organizer_account, participant_account]
     for bundle in bundles(examples, data_dir):
         slug = _slug(bundle)
         competition = session.scalar(select(Competition).where(Competition.slug == slug)) if slug else None
@@ -136,11 +137,5 @@ def seed(session: Session, examples: Path, data_dir: Path | None, *, baselines: 
         report.competitions.append((competition.slug, created))
         if baselines:
             report.baseline_runs += _queue_baselines(session, organizer, competition)
-    for role, user, password in (
-        ("organizer", organizer, organizer_password),
-        ("participant", participant, participant_password),
-    ):
-        users.revoke_tokens(session, user, TOKEN_LABEL)
-        report.accounts.append(Account(role, user.name, password, users.issue_token(session, user, TOKEN_LABEL)))
     session.flush()
     return report
