@@ -98,7 +98,8 @@ class ProgramOutcome:
     detailed_html: str | None = None
     failure: str | None = None
     detail: str | None = None
-    ignored: list[str] = field(default_factory=list)
+    #: Keys of the scores file whose values are not numbers Podium can store, with why.
+    ignored: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -155,17 +156,22 @@ def _read_output(output: Path, name: str, limit: int) -> bytes | None:
         return file.read(limit + 1)
 
 
-def _number(value: Any) -> float | None:
+def storable(value: Any) -> float | str:
+    """``value`` as a number Podium stores (a finite float), or why it is not one."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
+        return "not a number"
+    try:
+        number = float(value)
+    except OverflowError:
+        return "a number too large to store"
+    return number if math.isfinite(number) else f"{number}, not a finite number"
 
 
-def parse_scores(output: Path) -> tuple[dict[str, float], list[str]]:
-    """The scores the program wrote and the keys it wrote that are not finite numbers.
+def parse_scores(output: Path) -> tuple[dict[str, float], dict[str, str]]:
+    """The scores the program wrote, and the keys it wrote that are not numbers Podium can store (with why).
 
-    Raises ``ProgramProblem`` (for organizers) when there is no scores file or it cannot be read.
+    Raises ``ProgramProblem`` (for organizers) when there is no scores file or it cannot be read, also when it
+    is nested too deeply to read: whatever the file holds is the program's outcome, never the platform's.
     """
     for name, parse in ((SCORES_JSON, json.loads), (SCORES_TXT, yaml.safe_load)):
         data = _read_output(output, name, MAX_SCORES_BYTES)
@@ -175,19 +181,21 @@ def parse_scores(output: Path) -> tuple[dict[str, float], list[str]]:
             raise ProgramProblem(f"{name} is larger than {MAX_SCORES_BYTES} bytes")
         try:
             document = parse(data.decode("utf-8-sig"))
+        except RecursionError:
+            raise ProgramProblem(f"{name} cannot be read (it is nested too deeply)") from None
         except (ValueError, yaml.YAMLError) as exc:
             raise ProgramProblem(f"{name} cannot be read ({str(exc)[:300]})") from None
         if not isinstance(document, dict):
             raise ProgramProblem(f"{name} does not hold 'label: value' pairs")
         scores: dict[str, float] = {}
-        ignored: list[str] = []
+        unusable: dict[str, str] = {}
         for key, value in document.items():
-            number = _number(value)
-            if number is None:
-                ignored.append(str(key))
+            number = storable(value)
+            if isinstance(number, str):
+                unusable[str(key)] = number
             else:
                 scores[str(key)] = number
-        return scores, ignored
+        return scores, unusable
     raise ProgramProblem("it wrote neither scores.json nor scores.txt")
 
 

@@ -203,7 +203,13 @@ class ProgramScorer(Scorer[ProgramGold, NothingPublic, bytes]):
             raise ProgramFailed(outcome)
         missing = [c["key"] for c in _columns(self.config) if c["key"] not in outcome.scores]
         if missing:
-            detail = f"The scoring program ran, but its scores lack the leaderboard column(s) {', '.join(missing)}."
+            # A value Podium cannot store (too large, not finite, not a number) is the program's doing, as a
+            # missing one is: the team's file is judged, the organizers read which column and why.
+            why = [f"{key} ({outcome.ignored[key]})" if key in outcome.ignored else key for key in missing]
+            detail = (
+                "The scoring program ran, but its scores lack a number Podium can store for the leaderboard "
+                f"column(s) {', '.join(why)}."
+            )
             raise ProgramFailed(replace(outcome, failure="no scores", detail=detail))
         return dict(outcome.scores)
 

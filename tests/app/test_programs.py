@@ -163,3 +163,40 @@ def test_a_column_with_a_number_format_is_shown_with_its_decimals(db: Database, 
     assert task["scorer"]["metrics"][0]["decimals"] == 3 and "decimals" not in task["scorer"]["metrics"][1]
     with pytest.raises(OptionsError, match="decimals of 'accuracy' must be a whole number 0 to 12"):
         get_scorer("program", {"metrics": [{"key": "accuracy", "decimals": "4"}]})
+
+
+#: A program whose scores file holds what its submission says, as the reference Codabench program copies
+#: ``duration`` from the submitted metadata.json.
+ECHO_PY = b"""import os, sys
+text = open(os.path.join(sys.argv[1], "res", "prediction.txt")).read()
+with open(os.path.join(sys.argv[2], "scores.json"), "w") as out:
+    out.write('{"accuracy": %s, "lines": 4}' % text)
+"""
+
+
+@pytest.mark.parametrize(
+    ("written", "why"),
+    [
+        ("1" + "0" * 400, "accuracy (a number too large to store)"),
+        ("[" * 50_000 + "]" * 50_000, "scores.json cannot be read (it is nested too deeply)"),
+        ('"high"', "accuracy (not a number)"),
+    ],
+)
+def test_scores_podium_cannot_store_are_the_programs_failure_at_the_teams_cost(
+    db: Database, program_client: TestClient, written: str, why: str
+) -> None:
+    setup(
+        db,
+        program_phase(gold=bundle_file("gold.zip", tiny.gold(TRUTH, ECHO_PY)), total_limit=2),
+        scorer="program",
+        scorer_options=tiny.OPTIONS,
+    )
+    ada = auth(db, "ada")
+    failed = send(program_client, ada, tiny.zip_of({"prediction.txt": written.encode()}))
+    assert (failed["status"], failed["message"]) == ("failed", TEAM_FAILURE)
+    organizer = program_client.get(f"/api/v1/submissions/{failed['id']}", headers=auth(db, "olga")).json()
+    assert why in organizer["organizer"]["message"]
+    again = program_client.post(
+        f"{PHASE}/submissions", headers=ada, files={"file": ("r.zip", tiny.result(["0.5"]), "application/zip")}
+    )
+    assert again.json()["quota"]["total_used"] == 2  # charged, not refunded

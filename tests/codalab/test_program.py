@@ -73,9 +73,12 @@ def test_metadata(tmp_path: Path) -> None:
 
 def test_scores_files(tmp_path: Path) -> None:
     (tmp_path / "scores.txt").write_text("accuracy: 0.5\nDuration: 3\nnote: fine\nflag: true\nbad: .nan\n")
-    assert parse_scores(tmp_path) == ({"accuracy": 0.5, "Duration": 3.0}, ["note", "flag", "bad"])
+    assert parse_scores(tmp_path) == (
+        {"accuracy": 0.5, "Duration": 3.0},
+        {"note": "not a number", "flag": "not a number", "bad": "nan, not a finite number"},
+    )
     (tmp_path / "scores.json").write_text('{"accuracy": 0.75}')
-    assert parse_scores(tmp_path) == ({"accuracy": 0.75}, [])  # scores.json is read first
+    assert parse_scores(tmp_path) == ({"accuracy": 0.75}, {})  # scores.json is read first
     (tmp_path / "scores.json").write_text("[1, 2]")
     with pytest.raises(ProgramProblem, match="label: value"):
         parse_scores(tmp_path)
@@ -86,6 +89,36 @@ def test_scores_files(tmp_path: Path) -> None:
     (tmp_path / "scores.txt").unlink()
     os.symlink(outside, tmp_path / "scores.json")
     with pytest.raises(ProgramProblem, match="neither"):
+        parse_scores(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "problem"),
+    [
+        ("scores.json", '{"accuracy": 1' + "0" * 400 + ', "lines": 4}', {"accuracy": "a number too large to store"}),
+        ("scores.txt", "accuracy: 1" + "0" * 400 + "\nlines: 4\n", {"accuracy": "a number too large to store"}),
+        (
+            "scores.json",
+            '{"accuracy": 1e999, "lines": -1e999}',
+            {"accuracy": "inf, not a finite number", "lines": "-inf, not a finite number"},
+        ),
+    ],
+)
+def test_numbers_podium_cannot_store_are_named_never_raised(
+    tmp_path: Path, name: str, text: str, problem: dict[str, str]
+) -> None:
+    (tmp_path / name).write_text(text)
+    scores, unusable = parse_scores(tmp_path)
+    assert unusable == problem and set(scores) | set(unusable) == {"accuracy", "lines"}
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("scores.json", '{"accuracy": ' + "[" * 50_000 + "]" * 50_000 + "}"), ("scores.txt", "a: " + "[" * 50_000)],
+)
+def test_a_scores_file_nested_too_deeply_is_the_programs_problem(tmp_path: Path, name: str, text: str) -> None:
+    (tmp_path / name).write_text(text)
+    with pytest.raises(ProgramProblem, match=f"{name} cannot be read"):
         parse_scores(tmp_path)
 
 

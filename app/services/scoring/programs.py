@@ -9,7 +9,8 @@ the transaction that stores the score or the failure.
 Who pays for a failure:
 
 - the program failed on the team's file (it exited non-zero, ran out of time or output, wrote no
-  scores or not every leaderboard column): the submission fails and counts against the team's limits,
+  scores, not every leaderboard column, or a scores file or value Podium cannot read or store: too large,
+  not finite, not a number, nested too deeply): the submission fails and counts against the team's limits,
   as the program judged the file. The team reads one plain sentence (``TEAM_FAILURE``), plus the end
   of the program's stderr where the phase allows it (``show_program_stderr``); organizers read the run.
 - the program could not run (no sandbox on this worker, a runtime that is missing, a stored program
