@@ -1,7 +1,10 @@
 """Unpacking the zips a CodaLab competition is made of (programs, reference data, result submissions).
 
-Every archive is treated as hostile: no absolute names, no ``..``, no links, no devices; a bound on
-the entries and on the bytes written (the declared sizes are not trusted). Executable bits stored in
+Every archive is treated as hostile: no absolute names, no ``..``, no links, no devices, no names a
+file system refuses (too long), no two entries that land on the same path or a file that another entry
+needs as a folder (``_Layout``); a bound on the entries and on the bytes written (the declared sizes are
+not trusted). ``check`` refuses exactly what ``unpack`` would fail on, so that an archive accepted at
+upload unpacks later. Executable bits stored in
 the archive are kept, so that a program can name ``./run.sh``; nothing else of the stored modes is.
 """
 
@@ -19,6 +22,10 @@ from typing import IO, Any
 
 #: Folder names that archiving tools add and that are never data.
 JUNK_FOLDERS = ("__MACOSX",)
+#: What Linux file systems take: a name of at most 255 bytes (NAME_MAX), a path of at most 4096 (PATH_MAX),
+#: of which an entry's name may take 3072, leaving room for the folder it is unpacked into.
+MAX_PART_BYTES = 255
+MAX_NAME_BYTES = 3072
 
 
 class ArchiveProblem(ValueError):
@@ -37,7 +44,57 @@ def _member_path(into: Path, name: str, what: str) -> Path | None:
     parts = [p for p in pure.parts if p not in ("", ".")]
     if not parts or parts[0] in JUNK_FOLDERS or parts[-1] == ".DS_Store":
         return None
+    if len(name.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES or any(
+        len(part.encode("utf-8", "surrogateescape")) > MAX_PART_BYTES for part in parts
+    ):
+        raise ArchiveProblem(
+            f"the {what} entry {name[:200]!r} has a name too long to unpack (at most {MAX_PART_BYTES} bytes"
+            f" a folder or file name, {MAX_NAME_BYTES} bytes in all)"
+        )
     return into.joinpath(*parts)
+
+
+class _Layout:
+    """The paths an archive's entries land on, to refuse two entries that cannot both be unpacked.
+
+    Refused: two files on the same path (``a`` and ``./a``, or a name stored twice: one would silently
+    replace the other), and a file on a path that another entry needs as a folder (a file ``a`` beside a
+    file ``a/b`` or a folder entry ``a/``), in either order. Names that differ only in case are different
+    files on the Linux file systems archives are unpacked on, and are kept. Written by hand because
+    ``zipfile`` checks none of this; the paths are kept as a tree of numbered folders (a dict from
+    (folder, name) to a number), so that each entry costs the length of its name, however deep it is.
+    """
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.nodes: dict[tuple[int, str], int] = {}
+        self.files: dict[int, str] = {}  # a path holding a file -> the entry that put it there
+        self.folders: dict[int, str] = {}  # a path that is a folder -> the first entry that needs it as one
+
+    def add(self, name: str, parts: tuple[str, ...], is_dir: bool) -> None:
+        node = 0
+        for depth, part in enumerate(parts):
+            node = self.nodes.setdefault((node, part), len(self.nodes) + 1)
+            if depth == len(parts) - 1 and not is_dir:
+                break
+            if node in self.files:
+                self._refuse(self.files[node], name)
+            self.folders.setdefault(node, name)
+        else:
+            return
+        if node in self.files:
+            raise ArchiveProblem(
+                f"the {self.what} entries {self.files[node][:200]!r} and {name[:200]!r} unpack to the same file"
+            )
+        if node in self.folders:
+            self._refuse(name, self.folders[node])
+        self.files[node] = name
+
+    def _refuse(self, file: str, other: str) -> None:
+        raise ArchiveProblem(
+            f"the {self.what} entries {file[:200]!r} and {other[:200]!r} cannot both be unpacked:"
+            f" {file[:200]!r} is a file, and {other[:200]!r} needs it to be a folder"
+        )
 
 
 def _members(data: bytes, into: Path, max_entries: int, what: str) -> Iterator[tuple[zipfile.ZipFile, Any, Path]]:
@@ -49,12 +106,16 @@ def _members(data: bytes, into: Path, max_entries: int, what: str) -> Iterator[t
         raise ArchiveProblem(f"the {what} is not a readable zip archive ({exc})") from None
     if len(members) > max_entries:
         raise ArchiveProblem(f"the {what} holds {len(members)} entries; at most {max_entries} are accepted")
-    for member in members:
+    layout, data_members = _Layout(what), []
+    for member in members:  # every entry is checked before anything is written
         target = _member_path(into, member.filename, what)
         if target is None:
             continue
         if stat.S_IFMT(member.external_attr >> 16) not in (0, stat.S_IFREG, stat.S_IFDIR):
             raise ArchiveProblem(f"the {what} entry {member.filename[:200]!r} is a link or a special file")
+        layout.add(member.filename, target.relative_to(into).parts, member.is_dir())
+        data_members.append((member, target))
+    for member, target in data_members:
         yield archive, member, target
 
 

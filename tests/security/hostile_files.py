@@ -70,6 +70,12 @@ def symlink_zip(target: str = "/etc/passwd") -> bytes:
     return buffer.getvalue()
 
 
+def file_and_folder_zip(file: str = "prediction", inside: str = "prediction/labels.txt") -> bytes:
+    """A zip holding a file ``file`` and an entry ``inside`` that needs ``file`` to be a folder: it cannot be
+    unpacked, in either order."""
+    return zipped({file: b"cat\n", inside: b"dog\n"})
+
+
 def many_entries_zip(count: int) -> bytes:
     return zipped({f"part-{i:05d}.json": b"{}" for i in range(count)}, zipfile.ZIP_STORED)
 

@@ -239,6 +239,27 @@ HOSTILE = [
         filename="results.zip",
     ),
     Hostile(
+        "results with a file that is also a folder",
+        "program",
+        lambda ex: hostile.file_and_folder_zip(),
+        ("'prediction' and 'prediction/labels.txt' cannot both be unpacked", "'prediction' is a file"),
+        filename="results.zip",
+    ),
+    Hostile(
+        "results with a folder entry over a file",
+        "program",
+        lambda ex: hostile.file_and_folder_zip("prediction", "./prediction/"),
+        ("'prediction' and './prediction/' cannot both be unpacked",),
+        filename="results.zip",
+    ),
+    Hostile(
+        "results with one file stored twice",
+        "program",
+        lambda ex: hostile.file_and_folder_zip("prediction.txt", "./prediction.txt"),
+        ("'prediction.txt' and './prediction.txt' unpack to the same file",),
+        filename="results.zip",
+    ),
+    Hostile(
         "results of too many files",
         "program",
         lambda ex: hostile.zipped({f"{i}": b"" for i in range(10_001)}, zipfile.ZIP_STORED),
