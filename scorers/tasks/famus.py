@@ -24,7 +24,7 @@ Refused gold: a line that is not an object with a string ``docid`` and a list ``
 repeated docid, a malformed template or mention, a mention whose text is empty or only whitespace
 (the official soft similarity can divide by zero on it), and a gold beyond the first five limits.
 
-Size limits (``scorers.tasks.limits``, enforced by ``famus_format`` before any clean-up). The
+Size limits (``scorers.tasks.limits``, enforced by ``famus_limits`` and ``famus_submission`` before any clean-up). The
 substring clean-up tests every pair of distinct fillers of a role, the similarities every (gold
 mention, filler) pair of a document's role, and the soft similarity fills a table of gold tokens
 times predicted tokens per pair, so one role of 100,000 fillers, or fillers of millions of tokens,
@@ -36,7 +36,7 @@ has): every predicted role is taken to face the most a gold may hold for one rol
 ``max_gold_mentions_per_role`` (20) mentions of ``max_gold_tokens_per_role`` (100) tokens in all, limits
 the gold is held to when it is loaded. ``max_comparisons`` (2,000,000: clean-up pairs plus each filler
 times 20) and ``max_token_pairs`` (40,000,000: each filler's tokens times 100) bound those sums over the
-whole submission (``ceaf.role_work``; frames are not looked at). Measured on the release data and the
+whole submission (``ceaf_cost.role_work``; frames are not looked at). Measured on the release data and the
 published ChatGPT and LLaMA outputs: at most 2 templates in a document, 10 fillers in a role, 312
 characters in a filler, a gold role of a document with 10 mentions or 40 tokens; the bounds of the
 253-document benchmark submission are about 17,000 comparisons and 320,000 token pairs, so the budgets
@@ -70,27 +70,16 @@ from typing import Any, ClassVar
 
 from scorers.base import Breakdown, MetricSpec, OptionSpec, PublicIds, Scorer, UnitStats
 from scorers.families import binary, weighted
-from scorers.families.ceaf import (
-    SIMILARITIES,
-    CeafRmeOptions,
-    Template,
-    micro_scores,
-    role_scores,
-    score_document,
-    unit_micro_scores,
-)
+from scorers.families.ceaf import SIMILARITIES, CeafRmeOptions, score_document
+from scorers.families.ceaf_aggregation import micro_scores, role_scores, unit_micro_scores
+from scorers.families.ceaf_templates import Template
 from scorers.families.weighted import WeightedMetric
 from scorers.io import json_bytes
 from scorers.registry import register
-from scorers.tasks.famus_format import (
-    CdaeGold,
-    CdaeLimits,
-    SvGold,
-    parse_cdae_gold,
-    parse_cdae_submission,
-    parse_sv_gold,
-    parse_sv_submission,
-)
+from scorers.tasks.famus_gold import CdaeGold, parse_cdae_gold
+from scorers.tasks.famus_limits import CdaeLimits
+from scorers.tasks.famus_submission import parse_cdae_submission
+from scorers.tasks.famus_sv_format import SvGold, parse_sv_gold, parse_sv_submission
 from scorers.tasks.limits import check_limit
 
 PREFIX = "ceaf_rme_"

@@ -10,26 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from scorers.families.ceaf import (
-    CeafRmeOptions,
-    Template,
-    TokenIds,
-    _max_assignment,
-    best_matching_sum,
-    clean_predicted_template,
-    collapse_identical,
-    gold_role_sizes,
-    join_substrings,
-    lcs_length,
-    micro_scores,
-    phi3,
-    role_scores,
-    role_work,
-    score_document,
-    soft_similarity,
-    template_similarity,
-    token_similarity,
-)
+from scorers.families.ceaf import CeafRmeOptions, score_document, template_similarity
+from scorers.families.ceaf_aggregation import micro_scores, role_scores
+from scorers.families.ceaf_cost import gold_role_sizes, role_work
+from scorers.families.ceaf_matching import best_matching_sum, max_assignment
+from scorers.families.ceaf_similarity import TokenIds, lcs_length, phi3, soft_similarity, token_similarity
+from scorers.families.ceaf_templates import Template, clean_predicted_template, collapse_identical, join_substrings
 
 
 def gold(frame: str, **roles: list[list[str]]) -> Template:
@@ -182,7 +168,7 @@ def test_matching_found_by_search_is_scipys(matrix: list[list[float]]) -> None:
     weights = np.asarray(matrix)
     rows, cols = linear_sum_assignment(weights, maximize=True)
     assert best_matching_sum(matrix) == pytest.approx(float(weights[rows, cols].sum()), rel=1e-15)
-    assert _max_assignment(matrix, ties=False) == (rows.tolist(), cols.tolist())
+    assert max_assignment(matrix, ties=False) == (rows.tolist(), cols.tolist())
 
 
 def test_document_with_split_gold_entity_and_substring_chain() -> None:

@@ -1,0 +1,86 @@
+"""CEAF-RME's templates: what gold and predicted documents hold, and the clean-up of predictions.
+
+A document has templates; a template has a frame and roles; a role holds entities; an entity is a tuple of
+mention strings (``Template``). Predictions are cleaned up per template and role as the official FAMuS
+scorer does (``clean_predicted_template``, ``join_substrings``); identical gold templates collapse
+(``collapse_identical``). ``scorers.families.ceaf`` states the rules and scores documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+Entity = tuple[str, ...]
+RoleFillers = tuple[str, tuple[Entity, ...]]
+
+
+@dataclass(frozen=True, slots=True)  # slots: a template without an instance dictionary, for large golds
+class Template:
+    """A frame and, in file order, each role with its entities (tuples of mention texts).
+
+    Role names are unique. Equality looks at the frame and ``roles`` only; the other fields are views
+    computed once, because scoring visits every template many times and frames have many empty roles.
+    """
+
+    frame: str
+    roles: tuple[RoleFillers, ...]
+    #: The roles that hold at least one entity.
+    filled: dict[str, tuple[Entity, ...]] = field(init=False, repr=False, compare=False)
+    #: Mentions per filled role.
+    mentions: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        filled = {role: entities for role, entities in self.roles if entities}
+        object.__setattr__(self, "filled", filled)
+        object.__setattr__(self, "mentions", {role: sum(map(len, entities)) for role, entities in filled.items()})
+
+    @property
+    def entity_count(self) -> int:
+        return sum(map(len, self.filled.values()))
+
+    @property
+    def mention_count(self) -> int:
+        return sum(self.mentions.values())
+
+
+def join_substrings(texts: Iterable[str]) -> list[Entity]:
+    """Distinct strings grouped into entities: each string joins the shortest longer one containing it.
+
+    Strings are visited from the shortest up; among equally short containers the first in code-point
+    order wins. A string that already gathered shorter ones brings them along.
+    """
+    distinct = set(texts)
+    if len(distinct) < 2:
+        return [(text,) for text in distinct]
+    ordered = sorted(distinct, key=lambda text: (len(text), text))
+    entities: dict[str, list[str]] = {text: [text] for text in ordered}
+    for i, short in enumerate(ordered):
+        for longer in ordered[i + 1 :]:
+            # Equal-length distinct strings never contain each other, so `in` finds only longer ones.
+            if short in longer:
+                entities[longer].extend(entities.pop(short))
+                break
+    return [tuple(entity) for entity in entities.values()]
+
+
+def clean_predicted_template(frame: str, roles: Iterable[tuple[str, Iterable[str]]], *, join: bool = True) -> Template:
+    """A predicted template from role -> filler texts: duplicates dropped, substrings joined if ``join``."""
+    cleaned: list[RoleFillers] = []
+    for role, texts in roles:
+        entities = join_substrings(texts) if join else [(text,) for text in sorted(set(texts))]
+        cleaned.append((role, tuple(entities)))
+    return Template(frame, tuple(cleaned))
+
+
+def collapse_identical(templates: Iterable[Template]) -> list[Template]:
+    """Templates in order with later identical copies (same frame, roles in order, mentions) removed."""
+    if isinstance(templates, Sequence) and len(templates) < 2:  # nothing to compare (and hash)
+        return list(templates)
+    seen: set[Template] = set()
+    kept = []
+    for template in templates:
+        if template not in seen:
+            seen.add(template)
+            kept.append(template)
+    return kept

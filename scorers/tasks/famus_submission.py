@@ -1,0 +1,122 @@
+"""Reading FAMuS CDAE submissions: ``{docid: [template, ...]}``, checked against the public view, the part limits
+and the cost budgets (``famus_limits``) before the first template is cleaned up."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from sys import intern
+from typing import Any
+
+from scorers.base import PublicIds
+from scorers.errors import InvalidSubmission, Problem, Problems
+from scorers.families.ceaf_templates import Template, clean_predicted_template
+from scorers.io import gc_paused, iter_json_object
+from scorers.tasks.famus_format import FRAME_KEY, Place, document, quote, show, template_frame
+from scorers.tasks.famus_limits import DEFAULT_LIMITS, CdaeBudget, CdaeLimits
+
+
+def _filler_text(filler: Any) -> str | None:
+    if isinstance(filler, str):
+        return filler
+    if isinstance(filler, list) and filler and isinstance(filler[0], str):
+        return filler[0]
+    return None
+
+
+#: A predicted template as read, before clean-up: its frame and, per role, the distinct filler texts.
+RawTemplate = tuple[str, list[tuple[str, set[str]]]]
+
+
+def _read_submitted_template(raw: Any, place: Place, problems: Problems, limits: CdaeLimits) -> RawTemplate | None:
+    frame = template_frame(raw, place, problems, "an object")
+    if frame is None:
+        return None
+    roles = []
+    for role, fillers in raw.items():
+        if role == FRAME_KEY:
+            continue
+        if not isinstance(fillers, list):
+            problems.add(
+                f"{place()}, role {quote(role)}",
+                f'a role value must be a list of fillers such as [["text"]], not {show(fillers)}',
+            )
+            continue
+        if len(fillers) > limits.fillers_per_role:
+            problems.add(f"{place()}, role {quote(role)}", limits.exceeded("fillers_per_role", len(fillers), "fillers"))
+            continue
+        texts = set()
+        most_chars = limits.filler_chars
+        for f_index, filler in enumerate(fillers):
+            if isinstance(filler, list) and filler:  # the usual filler, accepted with the fewest tests
+                text = filler[0]
+                if isinstance(text, str) and len(text) <= most_chars:
+                    texts.add(text)
+                    continue
+            text = _filler_text(filler)
+            if text is None:
+                message = f"a filler must be a non-empty list whose first element is the text, not {show(filler)}"
+            elif len(text) > limits.filler_chars:
+                message = "the text has " + limits.exceeded("filler_chars", len(text), "characters")
+            else:
+                texts.add(text)
+                continue
+            problems.add(f"{place()}, role {quote(role)}, filler {f_index}", message)
+        roles.append((intern(role), texts))
+    return frame, roles
+
+
+@gc_paused()
+def parse_cdae_submission(
+    data: bytes, public: PublicIds, *, join: bool = True, limits: CdaeLimits = DEFAULT_LIMITS
+) -> dict[str, list[Template]]:
+    """Read ``{docid: [template, ...]}`` and clean each template's fillers; raise ``InvalidSubmission``.
+
+    Everything is checked, the limits included, before the first template is cleaned up: the clean-up
+    is the first step whose work grows faster than the file. The file is read one document at a time
+    (``iter_json_object``, with the refusals of a whole parse), so its parsed objects are never held at once.
+    """
+    return _cdae_templates(iter_json_object(data, _not_cdae_object), public, join, limits)
+
+
+def _not_cdae_object(raw: Any) -> InvalidSubmission:
+    got = "a list" if isinstance(raw, list) else show(raw)
+    return InvalidSubmission(
+        [Problem("", f"expected a JSON object mapping each docid to a list of templates; got {got}")]
+    )
+
+
+def _cdae_templates(
+    pairs: Iterable[tuple[str, Any]], public: PublicIds, join: bool, limits: CdaeLimits
+) -> dict[str, list[Template]]:
+    """Check every document and the budgets in one pass over the file's documents, then clean the templates up.
+
+    A refusal of the file itself (``iter_json_object``) comes from the loop, before any problem found here."""
+    problems = Problems(InvalidSubmission)
+    budget = CdaeBudget(limits, join=join)
+    documents: dict[str, list[RawTemplate]] = {}
+    for docid, raw_templates in pairs:
+        if docid not in public.known:
+            problems.add(document(docid), "is not a docid of the gold")
+            continue
+        if not isinstance(raw_templates, list):
+            problems.add(document(docid), f"the value must be a list of templates, not {show(raw_templates)}")
+            continue
+        if len(raw_templates) > limits.templates_per_document:
+            problems.add(document(docid), limits.exceeded("templates_per_document", len(raw_templates), "templates"))
+            continue
+        templates = []
+        for t_index, template in enumerate(raw_templates):
+            place = lambda: f"{document(docid)}, template {t_index}"  # noqa: B023, E731 (called at once)
+            read = _read_submitted_template(template, place, problems, limits)
+            if read is not None:
+                templates.append(read)
+                for role, texts in read[1]:
+                    budget.add((docid, t_index, role), texts)
+        documents[docid] = templates
+    budget.check(problems)
+    problems.raise_if_any()
+    cleaned: dict[str, list[Template]] = {}
+    for docid, templates in documents.items():
+        cleaned[docid] = [clean_predicted_template(frame, roles, join=join) for frame, roles in templates]
+        templates.clear()  # the texts as read are not held once cleaned
+    return cleaned
