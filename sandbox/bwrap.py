@@ -12,9 +12,13 @@ capability. ``prlimit`` runs inside the namespace, so the process limit counts t
 not the server's.
 
 Both ways: a read-only ``/usr`` (and the ``/bin``, ``/lib``... links or folders), a few harmless files
-of ``/etc``, a fresh ``/proc`` and minimal ``/dev``, memory-backed ``/tmp`` and ``/dev/shm`` of a fixed
-size, the runtime's folders read-only, the binds the caller names, a clean environment, loopback as the
-only network, and the whole sandbox killed when the runner or bwrap dies.
+of ``/etc``, a fresh ``/proc`` of the sandbox's own PID namespace and minimal ``/dev``, memory-backed
+``/tmp`` and ``/dev/shm`` of a fixed size that hold nothing when the program starts, the runtime
+read-only at ``/runtime``, the binds the caller names (at paths it chooses, never below those private
+file systems), a clean environment, loopback as the only network, and the whole sandbox killed when the
+runner or bwrap dies. No path of the host is shown: the runtime and the binds are seen at neutral
+paths, and bwrap reads its command line from a pipe (``--args``), so the sandbox's first process, whose
+command line the program can read, names none.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from sandbox.limits import Limits
-from sandbox.runtimes import Runtime
+from sandbox.runtimes import RUNTIME, Runtime
 
 BWRAP = "bwrap"
 SETPRIV = "/usr/bin/setpriv"
@@ -51,6 +55,8 @@ ETC_FILES = (
     "/etc/mime.types",
     "/etc/fonts",
 )
+#: Folders of the sandbox's own that no bind may go into.
+PRIVATE = ("/tmp", "/dev", "/proc", RUNTIME)
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,8 @@ class Bind:
     def __post_init__(self) -> None:
         if not self.target.startswith("/") or ".." in self.target.split("/"):
             raise ValueError(f"a bind target must be an absolute path without '..', not {self.target!r}")
+        if any(self.target == p or self.target.startswith(p + "/") for p in PRIVATE):
+            raise ValueError(f"a bind target may not be in the sandbox's own {', '.join(PRIVATE)}: {self.target!r}")
 
 
 def sandbox_uid() -> int | None:
@@ -87,7 +95,7 @@ def _mounts(binds: Sequence[Bind], runtime: Runtime | None) -> list[tuple[str, s
         elif path.is_dir():
             mounts.append(("--ro-bind", str(path), str(path)))
     mounts += [("--ro-bind-try", file, file) for file in ETC_FILES]
-    mounts += [("--ro-bind", str(folder), str(folder)) for folder in (runtime.folders if runtime else ())]
+    mounts += runtime.view().mounts if runtime else []
     mounts += [("--bind" if b.writable else "--ro-bind", str(b.source), b.target) for b in binds]
     return mounts
 
@@ -103,11 +111,13 @@ def command_line(
     uid: int | None,
     info_fd: int | None = None,
     seccomp_fd: int | None = None,
+    file_fds: Mapping[str, int] | None = None,
 ) -> list[str]:
     """The whole command: bwrap with its namespaces and mounts, then (as root) setpriv, then prlimit, then ``argv``.
 
     With ``info_fd`` bwrap writes the sandbox's first process id there (JSON ``child-pid``) as it starts; from
-    ``seccomp_fd`` it reads the filter of ``sandbox.seccomp``.
+    ``seccomp_fd`` it reads the filter of ``sandbox.seccomp``; from each of ``file_fds`` (target -> descriptor) the
+    content of a read-only file it makes (the runtime's ``Runtime.view().files``).
     """
     args = [BWRAP, "--die-with-parent", "--new-session"]
     if info_fd is not None:
@@ -122,13 +132,17 @@ def command_line(
     args += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
     args += ["--perms", "1777", "--size", str(limits.shm_bytes), "--tmpfs", "/dev/shm"]
     mounts = _mounts(binds, runtime)
+    files = dict(file_fds or {})
     # The folders on the way to a mount point would be root's alone if bwrap made them: make them readable.
     private = ("/tmp", "/dev/shm", "/proc", "/dev")
-    parents = {str(p) for _, _, target in mounts for p in PurePosixPath(target).parents if str(p) != "/"}
+    targets = [target for _, _, target in mounts] + list(files)
+    parents = {str(p) for target in targets for p in PurePosixPath(target).parents if str(p) != "/"}
     for parent in sorted(parents - set(private), key=lambda p: (p.count("/"), p)):
         args += ["--perms", "0755", "--dir", parent]
     for option, source, target in mounts:
         args += [option, source, target]
+    for target, fd in files.items():
+        args += ["--perms", "0444", "--ro-bind-data", str(fd), target]
     # The sandbox's own root (a tmpfs bwrap made, unbounded) is read-only: /tmp, /dev/shm and the writable binds
     # are the only places a program can write.
     args += ["--remount-ro", "/"]

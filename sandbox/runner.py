@@ -31,7 +31,7 @@ from pathlib import Path
 
 from sandbox.bwrap import BWRAP, PRLIMIT, Bind, command_line, hand_over, sandbox_uid
 from sandbox.limits import Limits
-from sandbox.runtimes import Runtime
+from sandbox.runtimes import Runtime, RuntimeProblem, check_readable
 from sandbox.seccomp import SeccompUnavailable, filter_program
 
 ISOLATIONS = ("bwrap", "none")
@@ -170,6 +170,14 @@ def _seccomp_pipe() -> int:
     return read
 
 
+def _memfd(name: str, data: bytes) -> int:
+    """A descriptor reading ``data`` from its start, for bwrap (a memory file: no pipe buffer to fill)."""
+    fd = os.memfd_create(name, 0)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
 def _first_pid(info: int) -> int | None:
     """The sandbox's first process (the init of its PID namespace), as bwrap reports it on its info pipe."""
     data = b""
@@ -216,16 +224,27 @@ def run(
     if isolation not in ISOLATIONS:
         raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}, not {isolation!r}")
     environment = dict(env or {})
+    view = runtime.view() if runtime is not None and isolation == "bwrap" else None
     if runtime is not None:
-        environment["PATH"] = f"{runtime.bin}:{environment.get('PATH', '/usr/local/bin:/usr/bin:/bin')}"
+        environment.update(view.env if view else {})
+        path = view.bin if view else str(runtime.bin)
+        environment["PATH"] = f"{path}:{environment.get('PATH', '/usr/local/bin:/usr/bin:/bin')}"
     info_read, info_write, seccomp_read = -1, -1, -1
+    passed: list[int] = []
     if isolation == "bwrap":
         uid = sandbox_uid()
         _probe(uid is not None)
+        if runtime is not None and uid is not None:
+            try:
+                check_readable(runtime)
+            except RuntimeProblem as exc:
+                raise SandboxUnavailable(str(exc)) from None
         hand_over(binds, uid)
         info_read, info_write = os.pipe()
         seccomp_read = _seccomp_pipe()
-        command = command_line(
+        files = {target: _memfd("file", data) for target, data in (view.files if view else {}).items()}
+        passed = [info_write, seccomp_read, *files.values()]
+        full = command_line(
             argv,
             binds,
             cwd=cwd,
@@ -235,7 +254,13 @@ def run(
             uid=uid,
             info_fd=info_write,
             seccomp_fd=seccomp_read,
+            file_fds=files,
         )
+        # bwrap reads its options from a file, so that its command line (that the program can read) names no
+        # host path: only the command, which names paths of the sandbox, follows them.
+        options, program = full[1 : full.index("--")], full[full.index("--") :]
+        passed.append(_memfd("args", b"".join(arg.encode() + b"\0" for arg in options)))
+        command = [BWRAP, "--args", str(passed[-1]), *program]
         workdir, spawn_env = "/", BWRAP_ENV
     else:
         translated, workdir = _translate(argv, cwd, binds)
@@ -254,12 +279,11 @@ def run(
                 cwd=workdir,
                 start_new_session=True,
                 close_fds=True,
-                pass_fds=tuple(fd for fd in (info_write, seccomp_read) if fd >= 0),
+                pass_fds=tuple(passed),
             )
     finally:
-        for fd in (info_write, seccomp_read):
-            if fd >= 0:
-                os.close(fd)
+        for fd in passed:
+            os.close(fd)
     sandbox_pid = _first_pid(info_read) if info_read >= 0 else None
     timed_out = exceeded = False
     try:

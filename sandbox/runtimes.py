@@ -3,16 +3,21 @@
 CodaLab and Codabench run a scoring program in a Docker image (``codalab/codalab-legacy:py37``...).
 Podium runs it in a Python virtual environment instead: the operator maps image names to environment
 folders (``{"codalab/codalab-legacy:py37": "/srv/runtimes/py37", "*": "/srv/runtimes/default"}``);
-``"*"`` is the default, and without one the server's own environment is the default. The
-environment's ``bin/`` comes first on the program's PATH, so ``python`` and ``python3`` are its own.
-Inside the sandbox the environment folder, and the Python installation it was made from, are visible
-read-only at their own paths (a virtual environment names both by absolute path).
+``"*"`` is the default, and without one the server's own environment is the default.
+
+Inside the sandbox a runtime is seen at ``/runtime`` whatever its folder on the host (``Runtime.view``):
+a virtual environment as a new one made there (its ``lib/``, a ``pyvenv.cfg`` naming the installation it
+was made from, seen at ``/runtime/base`` unless it is part of the system's ``/usr``, and ``bin/python``,
+``python3``, ``python3.X``), an installation prefix as itself. ``/runtime/bin`` comes first on the
+program's PATH, so ``python`` and ``python3`` are its own. Nothing of the host's paths is shown. The
+sandbox's user must be able to read the runtime: ``check_readable`` says which folder it cannot.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,6 +27,9 @@ from pathlib import Path
 DEFAULT_KEY = "*"
 #: Folders that every sandbox sees anyway; a runtime inside them needs no folder of its own.
 SYSTEM_FOLDERS = (Path("/usr"),)
+#: Where the sandbox shows a runtime, and the installation a virtual environment was made from.
+RUNTIME = "/runtime"
+RUNTIME_BASE = "/runtime/base"
 
 
 class RuntimeProblem(ValueError):
@@ -30,14 +38,66 @@ class RuntimeProblem(ValueError):
 
 @dataclass(frozen=True)
 class Runtime:
-    """A Python environment: ``root`` (its ``bin/`` goes first on PATH) and the folders it needs to be seen."""
+    """A Python environment: ``root`` (a venv or a prefix with ``bin/python3``), ``base`` (the installation a
+    venv was made from, when outside the system's ``/usr``) and ``interpreter`` (the real executable)."""
 
     root: Path
-    folders: tuple[Path, ...]
+    base: Path | None
+    interpreter: Path
+    venv: bool
 
     @property
     def bin(self) -> Path:
+        """The host folder of its executables (for running it outside the sandbox)."""
         return self.root / "bin"
+
+    @property
+    def folders(self) -> tuple[Path, ...]:
+        """The host folders the sandbox shows, at neutral paths."""
+        return tuple(f for f in (self.root, self.base) if f is not None and _outside_system(f))
+
+    def _inside(self, path: Path) -> str:
+        """Where a host path of the installation is seen inside the sandbox."""
+        if self.base is not None and path.is_relative_to(self.base):
+            return f"{RUNTIME_BASE}/{path.relative_to(self.base)}".rstrip("/")
+        if not self.venv and _outside_system(self.root):
+            return f"{RUNTIME}/{path.relative_to(self.root)}".rstrip("/")
+        return str(path)
+
+    def view(self) -> RuntimeView:
+        """How the sandbox shows this runtime: mounts, files made for it, its PATH entry and environment."""
+        mounts: list[tuple[str, str, str]] = []
+        files: dict[str, bytes] = {}
+        env: dict[str, str] = {}
+        if self.base is not None:
+            mounts.append(("--ro-bind", str(self.base), RUNTIME_BASE))
+            if any((self.base / "lib").glob("libpython*.so*")):  # a shared build finds its library by host path
+                env["LD_LIBRARY_PATH"] = f"{RUNTIME_BASE}/lib"
+        if not self.venv:
+            if not _outside_system(self.root):
+                return RuntimeView(mounts, files, str(self.bin), env)
+            if any((self.root / "lib").glob("libpython*.so*")):
+                env["LD_LIBRARY_PATH"] = f"{RUNTIME}/lib"
+            return RuntimeView([("--ro-bind", str(self.root), RUNTIME)], files, f"{RUNTIME}/bin", env)
+        interpreter = self._inside(self.interpreter)
+        files[f"{RUNTIME}/pyvenv.cfg"] = (
+            f"home = {interpreter.rsplit('/', 1)[0]}\ninclude-system-site-packages = false\n"
+        ).encode()
+        mounts.append(("--ro-bind", str(self.root / "lib"), f"{RUNTIME}/lib"))
+        mounts.append(("--symlink", "lib", f"{RUNTIME}/lib64"))
+        for name in sorted({"python", "python3", self.interpreter.name}):
+            mounts.append(("--symlink", interpreter, f"{RUNTIME}/bin/{name}"))
+        return RuntimeView(mounts, files, f"{RUNTIME}/bin", env)
+
+
+@dataclass(frozen=True)
+class RuntimeView:
+    """A runtime as the sandbox shows it: bwrap mounts (option, source, target), files by target, PATH entry."""
+
+    mounts: list[tuple[str, str, str]]
+    files: dict[str, bytes]
+    bin: str
+    env: dict[str, str]
 
 
 def _base_prefix(root: Path) -> Path | None:
@@ -69,12 +129,44 @@ def runtime_at(path: Path | str) -> Runtime:
     interpreter = next((root / "bin" / name for name in ("python3", "python") if (root / "bin" / name).exists()), None)
     if interpreter is None:
         raise RuntimeProblem(f"the runtime folder {given} has no bin/python3 (is it a Python environment?)")
-    folders = [root]
-    # The interpreter a venv links to, and the installation its pyvenv.cfg names, live elsewhere.
-    for extra in (_base_prefix(root), interpreter.resolve().parent.parent):
-        if extra is not None and extra.is_dir() and extra not in folders:
-            folders.append(extra)
-    return Runtime(root, tuple(folder for folder in folders if _outside_system(folder)))
+    venv = (root / "pyvenv.cfg").is_file()
+    real = interpreter.resolve()
+    base = _base_prefix(root) if venv else None
+    if base is None and venv:
+        base = real.parent.parent
+    if base is not None and not real.is_relative_to(base):
+        base = real.parent.parent  # pyvenv.cfg names a folder of links: the interpreter's own installation
+    return Runtime(root, base if base is not None and _outside_system(base) else None, real, venv)
+
+
+_readable: set[Path] = set()
+
+
+def check_readable(runtime: Runtime) -> None:
+    """Raise ``RuntimeProblem`` naming the first folder or file of the runtime that other users cannot read.
+
+    When the runner is root the program runs as a user of its own, for whom only the "others" permission
+    bits count. A runtime found readable is not walked again by this process.
+    """
+    for folder in runtime.folders:
+        if folder in _readable:
+            continue
+        for top, _dirs, files in os.walk(folder):
+            for path, needed in [(top, stat.S_IROTH | stat.S_IXOTH)] + [
+                (os.path.join(top, f), stat.S_IROTH) for f in files
+            ]:
+                try:
+                    mode = os.lstat(path).st_mode
+                except OSError:
+                    continue
+                if not stat.S_ISLNK(mode) and mode & needed != needed:
+                    raise RuntimeProblem(
+                        f"the sandbox's user cannot read {path} (mode {stat.S_IMODE(mode):04o}) "
+                        f"of the runtime {folder}: "
+                        "programs run as a user of their own, so every folder of a runtime must be readable and "
+                        f"searchable, and every file readable, by all users (chmod -R o+rX {folder})"
+                    )
+        _readable.add(folder)
 
 
 def server_runtime() -> Runtime:

@@ -194,7 +194,9 @@ def test_clean_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     text = (run.output / "report.json").read_text()
     assert not any(value in text for value in secrets.values())
     assert not any(key in text for key in secrets)
-    assert set(run.report()["environ"]) <= {"PATH", "HOME", "PWD", "LC_CTYPE"}
+    environ = run.report()["environ"]
+    assert set(environ) <= {"PATH", "HOME", "PWD", "LC_CTYPE", "LD_LIBRARY_PATH"}
+    assert environ.get("LD_LIBRARY_PATH", "/runtime/").startswith("/runtime/")  # a shared Python's library
 
 
 def test_no_write_outside_output(tmp_path: Path) -> None:

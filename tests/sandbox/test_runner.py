@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -52,11 +54,10 @@ def test_program_sees_its_binds_and_a_clean_system(tmp_path: Path) -> None:
     report = run.report()
     assert report["cwd"] == "/app/program" and report["data"] == "hello"
     assert report["app"] == ["input", "output", "program"]
-    system = {"app", "bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "tmp", "usr"}
-    runtime_tops = {folder.parts[1] for folder in server_runtime().folders}
-    assert set(report["root"]) <= system | runtime_tops  # the runtime's folders are seen at their own paths
+    system = {"app", "bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "tmp", "usr", "runtime"}
+    assert set(report["root"]) <= system  # the runtime is seen at /runtime, not at its host paths
     assert report["argv"] == ["a b", "$HOME"]  # arguments are passed as they are, not through a shell
-    assert report["tmp"] is True and report["python"].startswith(sys.prefix)
+    assert report["tmp"] is True and report["python"] == "/runtime/bin/python3"
     assert report["uid"] != 0
     assert run.result.stdout == b"to stdout\n" and run.result.stderr == b"to stderr\n"
 
@@ -85,8 +86,8 @@ def test_runtime_bin_comes_first_on_path(tmp_path: Path) -> None:
         runtime=runtime,
     )
     assert result.ok, result.stderr
-    assert result.stdout.decode().strip() == f"{env.resolve()}/bin/python"
-    assert (tmp_path / "out" / "prefix").read_text().strip() == str(env.resolve())
+    assert result.stdout.decode().strip() == "/runtime/bin/python"
+    assert (tmp_path / "out" / "prefix").read_text().strip() == "/runtime"
 
 
 def test_runtime_table() -> None:
@@ -164,18 +165,26 @@ def test_unprivileged_runner() -> None:
     python = Path("/usr/bin/python3")
     if not python.exists():
         pytest.skip("no system /usr/bin/python3 to run the stdlib-only runner as another user")
-    libraries = Path(pyseccomp.__file__).parent  # the runner's one dependency, for the system Python
-    done = subprocess.run(
-        [str(python), "-c", textwrap.dedent(UNPRIVILEGED_DRIVER)],
-        user=65534,
-        group=65534,
-        extra_groups=[],
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{ROOT}:{libraries}", "TMPDIR": "/tmp", "HOME": "/tmp"},
-        cwd="/",
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
+    # The runner and its one dependency, where that user can read them: the checkout, and pytest's own
+    # temporary folders (0700), may be in folders it cannot enter.
+    libraries = Path(tempfile.mkdtemp(prefix="podium-unprivileged-", dir="/tmp"))
+    try:
+        libraries.chmod(0o755)
+        shutil.copytree(ROOT / "sandbox", libraries / "sandbox", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(pyseccomp.__file__, libraries)
+        done = subprocess.run(
+            [str(python), "-c", textwrap.dedent(UNPRIVILEGED_DRIVER)],
+            user=65534,
+            group=65534,
+            extra_groups=[],
+            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(libraries), "TMPDIR": "/tmp", "HOME": "/tmp"},
+            cwd="/",
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        shutil.rmtree(libraries)
     assert done.returncode == 0, done.stderr.decode()
     report = json.loads(done.stdout)
     assert report["network"]["stdout"].strip() == "refused"
