@@ -26,6 +26,7 @@ import yaml
 
 from codalab.archives import ArchiveProblem, is_zip, pack_folder, unpack
 from codalab.program import ProgramProblem, program_root, read_command
+from codalab.sources import compile_warnings
 
 BUNDLE_FILE = "competition.yaml"
 MAX_YAML_BYTES = 1024 * 1024
@@ -304,26 +305,6 @@ def _parse_time(value: Any) -> datetime | None:
     else:
         return None
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
-def compile_warnings(root: Path, label: str) -> list[str]:
-    """Python files of a program that do not compile here (a program written for Python 2, tabs mixed...)."""
-    out = []
-    for file in sorted(root.rglob("*.py")):
-        try:
-            source = file.read_bytes()
-            if len(source) > MAX_PAGE_BYTES:
-                continue
-            compile(source, str(file), "exec", dont_inherit=True)
-        except SyntaxError as exc:  # TabError and IndentationError included
-            where = file.relative_to(root).as_posix()
-            out.append(
-                f"{label}/{where}, line {exc.lineno}: {exc.msg} ({type(exc).__name__}); "
-                "the program will fail where Python 3 runs it"
-            )
-        except (ValueError, MemoryError, RecursionError, OSError):
-            continue
-    return out
 
 
 def unique_names(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
