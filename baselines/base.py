@@ -10,6 +10,7 @@ stop raises ``Cancelled`` at its next check, between batches.
 
 from __future__ import annotations
 
+import importlib.util
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -90,6 +91,11 @@ class Baseline(ABC):
     #: ``resources`` (organizer-only files); a task without them is no place to run it (``podium demo`` skips it).
     needs: ClassVar[tuple[str, ...]] = ("training",)
     options: ClassVar[tuple[OptionSpec, ...]] = ()
+    #: The modules the system imports when it runs, beyond Podium's own dependencies (found without
+    #: importing them, so a listing stays quick); a system with one missing is listed as unavailable.
+    requires: ClassVar[tuple[str, ...]] = ()
+    #: Podium's optional extra that installs ``requires``.
+    extra: ClassVar[str] = "baselines-light"
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         #: The resolved option values (defaults overlaid with what the run gives).
@@ -109,9 +115,24 @@ class Baseline(ABC):
         )
 
     @classmethod
+    def missing(cls) -> list[str]:
+        """The modules of ``requires`` that this installation lacks (none: the system can run here)."""
+        return [module for module in cls.requires if not _installed(module)]
+
+    @classmethod
+    def install_hint(cls) -> str:
+        """What to install for the system to run: the pip command of its extra."""
+        return f"pip install 'podium[{cls.extra}]'"
+
+    @classmethod
     def describe(cls) -> dict[str, Any]:
-        """Everything a page or the API shows about the system, as plain data."""
+        """Everything a page or the API shows about the system, as plain data; ``available`` and ``missing``
+        say whether this installation can run it, ``install`` what to install when it cannot."""
+        missing = cls.missing()
         return {
+            "available": not missing,
+            "missing": missing,
+            "install": cls.install_hint(),
             "name": cls.name,
             "version": cls.version,
             "title": cls.title,
@@ -142,3 +163,12 @@ class Baseline(ABC):
     @abstractmethod
     def produce(self, inputs: BaselineInputs, context: RunContext) -> bytes:
         """The system itself: read ``inputs``, report through ``context``, return the submission."""
+
+
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be imported here, found without importing it (a dotted name whose parent is
+    missing is missing too)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False

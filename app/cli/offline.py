@@ -150,7 +150,8 @@ def baselines_command(
     scorer: Annotated[str | None, typer.Option("--scorer", help="Only the systems for this scorer.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the registry as JSON.")] = False,
 ) -> None:
-    """List the baseline systems this installation can run, with their scorers and options."""
+    """List the baseline systems this installation can run, with their scorers and options, then those it
+    cannot (their modules are not installed) with what to install."""
     from baselines import all_baselines, baselines_for
 
     described = [cls.describe() for cls in (all_baselines() if scorer is None else baselines_for(scorer))]
@@ -159,7 +160,8 @@ def baselines_command(
         return
     if not described:
         typer.echo(f"no baseline writes submissions for {scorer!r}")
-    for d in described:
+    unavailable = [d for d in described if not d["available"]]
+    for d in (d for d in described if d["available"]):
         typer.echo(f"{d['name']} (version {d['version']}): {d['title']}")
         typer.echo(f"  scorers: {', '.join(d['scorers'])}")
         typer.echo(f"  runs on: {'a GPU when the worker has one' if d['wants_gpu'] else 'the CPU'}")
@@ -167,3 +169,7 @@ def baselines_command(
             typer.echo(f"  {d['description']}")
         _echo_options(d["options"])
         typer.echo("")
+    if unavailable:
+        typer.echo("Not installed here, so this installation cannot run them:")
+        for d in unavailable:
+            typer.echo(f"  {d['name']} (version {d['version']}): needs {', '.join(d['missing'])}; {d['install']}")

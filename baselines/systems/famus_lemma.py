@@ -51,6 +51,7 @@ class FamusLemma(Baseline):
     )
     scorers = ("famus-sv",)
     needs = ()
+    requires = ("simplemma",)
 
     def produce(self, inputs: BaselineInputs, context: RunContext) -> bytes:
         pairs = read_source_pairs(inputs.inputs)

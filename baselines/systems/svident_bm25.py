@@ -35,6 +35,7 @@ def _tokenize(texts: list[str], stopwords: list[str], *, ids: bool) -> Any:
 class SvidentBM25(Baseline):
     name = "svident-bm25"
     version = "1"
+    requires = ("bm25s",)
     title = "BM25 over variable texts"
     description = (
         "Ranks each sentence's candidate variables (those of its research data) by BM25 against the variable's "

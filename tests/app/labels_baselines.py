@@ -65,3 +65,27 @@ def registered() -> Iterator[type[LabelsCopy]]:
         yield LabelsCopy
     finally:
         unregister(NAME)
+
+
+UNINSTALLED = "test-labels-uninstalled"
+#: A module that no installation has: the system that needs it can never run.
+NO_SUCH_MODULE = "podium_test_module_that_is_not_installed"
+
+
+class LabelsUninstalled(LabelsCopy):
+    """The same system, needing a module that is not installed (as MiniLM needs torch on the serve tier)."""
+
+    name = UNINSTALLED
+    title = "Copy the training labels with a library that is missing"
+    requires = (NO_SUCH_MODULE, "json")
+    extra = "baselines"
+
+
+@contextmanager
+def uninstalled() -> Iterator[type[LabelsUninstalled]]:
+    """The system whose module is missing, in the registry while the block runs."""
+    register(LabelsUninstalled)
+    try:
+        yield LabelsUninstalled
+    finally:
+        unregister(UNINSTALLED)

@@ -32,10 +32,27 @@ LIST_LIMIT = 100
 ACTIVE = tuple(status for status in RunStatus if status.active)
 
 
-def registry(scorer: str | None = None) -> list[dict[str, Any]]:
-    """Every registered baseline system as plain data (those serving ``scorer`` when given), by name."""
+def registry(scorer: str | None = None, *, runs_here: bool = True) -> list[dict[str, Any]]:
+    """Every registered baseline system as plain data (those serving ``scorer`` when given), by name, with
+    whether this installation can run it. ``runs_here`` is false where other processes run the jobs (the
+    distributed mode's workers, whose installation this one cannot see): ``available`` is then ``None``."""
     systems = all_baselines() if scorer is None else baselines_for(scorer)
-    return [cls.describe() for cls in systems]
+    described = [cls.describe() for cls in systems]
+    if not runs_here:
+        for system in described:
+            system.update(available=None, missing=[])
+    return described
+
+
+def _require_installed(cls: type[Baseline]) -> None:
+    """Refuse a system whose modules this installation lacks, before a run is queued to fail."""
+    missing = cls.missing()
+    if missing:
+        raise Conflict(
+            f"baseline {cls.name} cannot run on this installation: it needs {', '.join(missing)}, "
+            f"which are not installed; install them with {cls.install_hint()} and restart the server",
+            code="baseline_unavailable",
+        )
 
 
 # -- starting a run --------------------------------------------------------------------------------
@@ -74,17 +91,21 @@ def start_run(
     baseline: str,
     options: Mapping[str, Any] | None = None,
     *,
+    runs_here: bool = True,
     now: datetime | None = None,
 ) -> BaselineRun:
     """Queue a run of ``baseline`` on ``phase`` (organizers); the job is sent after the commit.
 
     The system must write the task scorer's format, and its options are checked and stored with
     their defaults filled in, so the run records exactly what ran. A second run of the same system
-    while one is queued or running on the phase is refused (a double click would run it twice).
+    while one is queued or running on the phase is refused (a double click would run it twice), and so
+    is a system that cannot run here (``runs_here``: this process runs the jobs) for want of its modules.
     """
     task = phase.task
     organizer = require_organizer(session, user, task.competition)
     cls = _system_for(task, baseline)
+    if runs_here:
+        _require_installed(cls)
     resolved = _resolved_options(cls, options or {})
     busy = session.scalar(
         select(BaselineRun.id).where(

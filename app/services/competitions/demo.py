@@ -93,14 +93,14 @@ def bundles(examples: Path, data_dir: Path | None) -> list[Path]:
 
 
 def fast_baselines(task: Task) -> list[str]:
-    """The hosted baselines for the task's scorer that need no GPU (no torch) and find what they read in it
-    (training files, organizer resources), by name."""
+    """The hosted baselines for the task's scorer that need no GPU (no torch), are installed here and find
+    what they read in it (training files, organizer resources), by name."""
     has = {"training": TaskFileKind.TRAINING, "resources": TaskFileKind.RESOURCE}
     kinds = {file.kind for file in task.files}
     return [
         cls.name
         for cls in baselines_for(task.scorer)
-        if not cls.wants_gpu and all(has[need] in kinds for need in cls.needs)
+        if not cls.wants_gpu and not cls.missing() and all(has[need] in kinds for need in cls.needs)
     ]
 
 

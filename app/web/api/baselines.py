@@ -9,7 +9,7 @@ from starlette.status import HTTP_202_ACCEPTED
 
 from app.services.baselines import runs, views
 from app.services.competitions import catalog
-from app.web.deps import CurrentUser, RowId, SessionDep
+from app.web.deps import CurrentUser, RowId, SessionDep, StateDep
 from app.web.schemas.baselines import BaselineList, RunCreate, RunList, RunOut
 from app.web.schemas.common import ErrorOut
 
@@ -29,10 +29,12 @@ _NOT_YOURS: dict[int | str, dict[str, Any]] = {
 
 @router.get("/baselines", response_model=BaselineList)
 def list_baselines(
+    state: StateDep,
     scorer: Annotated[str | None, Query(description="only the systems that write this scorer's format")] = None,
 ) -> dict[str, Any]:
-    """The baseline systems the server can run, with their versions, scorers and options."""
-    return {"baselines": runs.registry(scorer)}
+    """The registered baseline systems, with their versions, scorers and options, and whether this server can
+    run each (``available``; what to install when not; unknown where separate workers run the jobs)."""
+    return {"baselines": runs.registry(scorer, runs_here=state.broker is None)}
 
 
 @router.post(
@@ -41,17 +43,21 @@ def list_baselines(
     status_code=HTTP_202_ACCEPTED,
     responses={
         **_ORGANIZERS_ONLY,
-        409: {"model": ErrorOut, "description": "the same baseline is already queued or running on this phase"},
+        409: {
+            "model": ErrorOut,
+            "description": "the same baseline is already queued or running on this phase, or the server cannot "
+            "run it (baseline_unavailable: its modules are not installed)",
+        },
         422: {"model": ErrorOut, "description": "unknown baseline, one for another scorer, or bad options"},
     },
 )
 def start_run(
-    competition: str, task: str, phase: str, body: RunCreate, session: SessionDep, user: CurrentUser
+    competition: str, task: str, phase: str, body: RunCreate, session: SessionDep, user: CurrentUser, state: StateDep
 ) -> RunOut:
     """Queue a run of a baseline system on the phase's public inputs (organizers). On success its output
     becomes a baseline submission, scored and ranked like any other and marked on the leaderboard."""
     phase_row = catalog.get_phase(session, competition, task, phase)
-    run = runs.start_run(session, user, phase_row, body.baseline, body.options)
+    run = runs.start_run(session, user, phase_row, body.baseline, body.options, runs_here=state.broker is None)
     return RunOut.of(views.describe_run(session, run))
 
 

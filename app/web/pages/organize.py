@@ -105,7 +105,7 @@ def _organize_page(
         "status": status,
         "team": team,
         "primary": catalog.task_description(phase_row.task).primary_metric,
-        "baselines": runs.registry(phase_row.task.scorer),
+        "baselines": runs.registry(phase_row.task.scorer, runs_here=get_pages(request).state.broker is None),
         "runs": views.describe_runs(session, runs.list_runs(session, viewer, phase_row)),
         "edit": edit if edit is not None else _form_values(phase_row),
         "edit_error": edit_error,
@@ -297,7 +297,7 @@ def start_baseline(
 ) -> Response:
     """Queue a run of a baseline system with its default options (other options: the API or the CLI)."""
     phase_row = catalog.get_phase(session, *ref)
-    run = runs.start_run(session, viewer, phase_row, baseline)
+    run = runs.start_run(session, viewer, phase_row, baseline, runs_here=get_pages(request).state.broker is None)
     sessions.flash(request, f"Baseline run {run.id} ({run.baseline} {run.baseline_version}) is queued.")
     return redirect(urls.phase_part(ref, "organize"))
 

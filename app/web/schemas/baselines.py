@@ -26,6 +26,14 @@ class BaselineOut(BaseModel):
     scorers: list[str] = Field(description="the scorers (task kinds) whose submission format the system writes")
     wants_gpu: bool
     options: list[BaselineOptionOut]
+    available: bool | None = Field(
+        description="whether this server can run the system (its modules installed); null where separate "
+        "workers run the jobs, whose installation the server cannot see"
+    )
+    missing: list[str] = Field(description="the modules the system needs that are not installed here")
+    install: str = Field(
+        description="what to install for the system to run", examples=["pip install 'podium[baselines]'"]
+    )
 
 
 class BaselineList(BaseModel):
