@@ -133,6 +133,15 @@ def test_demo_runs_the_fast_hosted_baselines_once_so_the_boards_have_baseline_ro
     assert expected <= {(phase, system) for phase, system, _ in ran}
     assert {status for _, _, status in ran} == {"succeeded"}
     assert not [system for _, system, _ in ran if "minilm" in system]  # the GPU ones need torch: not here
+    # Every run's log ends with a closing line saying how it ended (BM25's used to stop at "indexing ...").
+    closing = re.compile(
+        r"\d\d:\d\d:\d\d finished in \d+\.\d s: (\d+ of \d+ units done, )?wrote \d+ bytes; "
+        r"submission \d+ queued for scoring"
+    )
+    with db.session() as session:
+        logs = {row.baseline: row.log_tail for row in session.scalars(select(BaselineRun))}
+    assert logs and all(closing.fullmatch(log.splitlines()[-1]) for log in logs.values()), logs
+    assert re.search(r"indexing \d+ variables\n.*finished in", logs["svident-bm25"])
     with db.session() as session:
         snapshot = compute_snapshot(session, catalog.get_phase(session, "svident", "detection", "test"), "public", 0)
         (entry,) = snapshot.entries

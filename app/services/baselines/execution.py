@@ -266,6 +266,9 @@ def record_success(session: Session, held: RunClaim, output: bytes, *, now: date
     run.finished_at = now
     run.lease_expires_at = None
     run.submission_id = submission.id
+    units = f"{run.done} of {run.total} units done, " if run.total else ""
+    done = f": {units}wrote {len(output)} bytes; submission {submission.id} queued for scoring"
+    run.log_tail = _closed_log(session, held.run_id, now, "finished", done)
     session.flush()
     enqueue_after_commit(session, SCORE_SUBMISSION, submission.id)
     return submission.id
@@ -273,16 +276,61 @@ def record_success(session: Session, held: RunClaim, output: bytes, *, now: date
 
 def record_failure(session: Session, held: RunClaim, *, now: datetime, error: str) -> bool:
     """Mark the run ``failed`` with ``error`` (shown to organizers only); ``False`` if the claim was lost."""
+    closing = _closed_log(session, held.run_id, now, "failed", f": {_first_line(error)}")
     return lease.finish(
-        session, BaselineRun, held.run_id, held.attempt, RunStatus.FAILED, now=now, error=error[:ERROR_CHARS]
+        session,
+        BaselineRun,
+        held.run_id,
+        held.attempt,
+        RunStatus.FAILED,
+        now=now,
+        error=error[:ERROR_CHARS],
+        log_tail=closing,
     )
 
 
 def record_cancelled(session: Session, held: RunClaim, *, now: datetime) -> bool:
     """Mark a run that stopped on request ``cancelled``; ``False`` if the claim was lost."""
-    return lease.finish(session, BaselineRun, held.run_id, held.attempt, RunStatus.CANCELLED, now=now, error="")
+    closing = _closed_log(session, held.run_id, now, "cancelled", ", as an organizer asked; no submission written")
+    return lease.finish(
+        session,
+        BaselineRun,
+        held.run_id,
+        held.attempt,
+        RunStatus.CANCELLED,
+        now=now,
+        error="",
+        log_tail=closing,
+    )
 
 
 def give_up(session: Session, run_id: int, *, now: datetime, error: str) -> bool:
     """Fail a run that could not even be claimed (the database kept failing); only a ``queued`` one."""
-    return lease.give_up(session, BaselineRun, run_id, RunStatus.FAILED, now=now, error=error[:ERROR_CHARS])
+    closing = _closed_log(session, run_id, now, "failed before it started", f": {_first_line(error)}")
+    return lease.give_up(
+        session,
+        BaselineRun,
+        run_id,
+        RunStatus.FAILED,
+        now=now,
+        error=error[:ERROR_CHARS],
+        log_tail=closing,
+    )
+
+
+# -- the log's closing line: every run's log ends by saying how the run ended -----------------------
+
+
+def _closed_log(session: Session, run_id: int, now: datetime, outcome: str, detail: str) -> str:
+    """The run's stored log with its closing line after the system's lines: the time (``HH:MM:SS``, as
+    every line), the outcome, how long the attempt took, and ``detail``."""
+    found = session.execute(
+        select(BaselineRun.log_tail, BaselineRun.started_at).where(BaselineRun.id == run_id)
+    ).first()
+    existing, started = found if found is not None else ("", None)
+    took = "" if started is None else f" in {max((now - started).total_seconds(), 0.0):.1f} s"
+    return trim_log(existing or "", [f"{now:%H:%M:%S} {outcome}{took}{detail}"])
+
+
+def _first_line(error: str) -> str:
+    return next((line for line in error.splitlines() if line.strip()), "no reason given")

@@ -4,6 +4,7 @@ seed baseline run end to end by the embedded pool onto the leaderboard."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -64,6 +65,12 @@ def test_a_run_becomes_a_baseline_submission_that_scores_like_any_other(db: Data
     assert (done.done, done.total) == (6, 6)  # 2 steps + 4 ids
     assert FIRST_LINE in done.log_tail
     assert done.submission_id is not None
+    # The log ends with a closing line: the outcome, the time it took, what was written.
+    assert re.fullmatch(
+        rf"\d\d:\d\d:\d\d finished in \d+\.\d s: 6 of 6 units done, wrote \d+ bytes; "
+        rf"submission {done.submission_id} queued for scoring",
+        done.log_tail.splitlines()[-1],
+    )
     score_submission(ctx, done.submission_id)
     with db.session() as session:
         scored = session.get(Submission, done.submission_id)
@@ -89,6 +96,9 @@ def test_a_failing_run_keeps_its_error_and_makes_no_submission(
     failed = row(db, run_id)
     assert (failed.status, failed.submission_id) == ("failed", None)
     assert failed.error.startswith(error)
+    closing = failed.log_tail.splitlines()[-1]
+    assert re.fullmatch(r"\d\d:\d\d:\d\d failed in \d+\.\d s: .+", closing), failed.log_tail
+    assert closing.endswith(error.splitlines()[0])
     with db.session() as session:
         assert session.query(Submission).count() == 0
 
@@ -137,6 +147,10 @@ def test_a_running_run_shows_its_progress_and_stops_when_cancelled(db: Database,
     assert stopped.status == "cancelled"
     assert 0 < stopped.done < 100_004
     assert stopped.submission_id is None
+    assert re.fullmatch(
+        r"\d\d:\d\d:\d\d cancelled in \d+\.\d s, as an organizer asked; no submission written",
+        stopped.log_tail.splitlines()[-1],
+    )
 
 
 def test_the_embedded_pool_resumes_a_queued_run_when_it_starts(db: Database, system: Any) -> None:
