@@ -102,6 +102,11 @@ class Settings(BaseSettings):
         description="How scoring programs are isolated: bwrap (bubblewrap); none runs them unprotected and is only "
         "for operators who choose it deliberately.",
     )
+    sandbox_allow_no_cgroup: bool = Field(
+        default=False,
+        description="Run scoring programs even where no cgroup of their own can be made, so that memory and "
+        "processes are limited per process only (a program with children can take more); off by default.",
+    )
 
     @field_validator("program_runtimes")
     @classmethod
