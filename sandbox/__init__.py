@@ -2,9 +2,10 @@
 
 ``run(argv, binds, ...)`` runs one command with no network, a read-only system and runtime, write
 access only to the folders marked writable and a private /tmp, a clean environment and limits on
-wall time, CPU, memory, processes and output (``Limits``). ``Runtime`` names the Python environment
-whose ``bin/`` comes first on PATH. See ``sandbox.bwrap`` for the sandbox and ``sandbox.runner`` for
-how a run is watched.
+wall time, CPU, memory, processes and output (``Limits``), memory and processes counted for all the
+run's processes together in a cgroup of its own (``sandbox.cgroups``). ``Runtime`` names the Python
+environment seen at ``/runtime``, whose ``bin/`` comes first on PATH. See ``sandbox.bwrap`` for the
+sandbox and ``sandbox.runner`` for how a run is watched.
 """
 
 from sandbox.bwrap import Bind

@@ -1,8 +1,10 @@
 """What one sandboxed run may use: wall time, CPU, memory, processes and what it writes.
 
-Each limit is enforced by the kernel where it can be (rlimits set inside the sandbox, sized tmpfs for
-``/tmp`` and ``/dev/shm``), and by the runner where it cannot (the wall clock, and the total size of
-what the run wrote to its writable folders and its two logs, watched while it runs).
+Each limit is enforced by the kernel where it can be (rlimits set inside the sandbox, per process; a
+cgroup of the run's own for memory, processes and CPU of all its processes together, see
+``sandbox.cgroups``; sized tmpfs for ``/tmp`` and ``/dev/shm``), and by the runner where it cannot (the
+wall clock, and the total size of what the run wrote to its writable folders and its two logs, watched
+while it runs).
 """
 
 from __future__ import annotations
@@ -21,10 +23,15 @@ class Limits:
     wall_seconds: float = 600.0
     #: CPU seconds per process (RLIMIT_CPU); the kernel sends SIGXCPU, then SIGKILL 5 s later.
     cpu_seconds: int | None = None
-    #: Address space per process (RLIMIT_AS): allocations beyond it fail (MemoryError in Python).
+    #: Memory of all the run's processes together (their cgroup: the kernel kills a process beyond it), and
+    #: address space per process (RLIMIT_AS: allocations beyond it fail, MemoryError in Python).
     memory_bytes: int = 4 * GIB
-    #: Processes and threads the run may have at once (RLIMIT_NPROC, counted for the sandbox's own user).
+    #: Processes and threads the run may have at once (its cgroup's pids.max, and RLIMIT_NPROC).
     processes: int = 256
+    #: CPUs' worth of time the run's processes may use together (cgroup CPU quota); None: no quota.
+    cpus: float | None = None
+    #: Refuse to run when no cgroup can be made for the run (the per-process rlimits alone would hold).
+    require_cgroup: bool = True
     #: Total bytes in the writable folders plus stdout and stderr; one file may not exceed it either.
     output_bytes: int = 100 * MIB
     #: Files and folders the writable folders may hold (keeps watching them cheap).
@@ -45,6 +52,8 @@ class Limits:
             raise ValueError(f"wall_seconds must be positive, not {self.wall_seconds!r}")
         if self.cpu_seconds is not None and self.cpu_seconds < 1:
             raise ValueError(f"cpu_seconds must be at least 1, not {self.cpu_seconds!r}")
+        if self.cpus is not None and not self.cpus >= 0.01:
+            raise ValueError(f"cpus must be at least 0.01, not {self.cpus!r}")
 
     @property
     def cpu(self) -> int:

@@ -29,12 +29,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox import cgroups
 from sandbox.bwrap import BWRAP, PRLIMIT, Bind, command_line, hand_over, sandbox_uid
-from sandbox.limits import Limits
+from sandbox.limits import MIB, Limits
 from sandbox.runtimes import Runtime, RuntimeProblem, check_readable
 from sandbox.seccomp import SeccompUnavailable, filter_program
 
 ISOLATIONS = ("bwrap", "none")
+#: The shell that puts the run's first process into its cgroup (each ``cgroup.procs`` named) and then runs bwrap.
+JOIN = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"'
 #: How often the output folders are measured while the program runs.
 WATCH_SECONDS = 0.1
 #: How long a killed sandbox may take to be gone before bwrap itself is killed.
@@ -67,15 +70,22 @@ class RunResult:
     stdout_bytes: int
     stderr_bytes: int
     limits: Limits
+    #: The kernel killed a process of the run for going over the memory of all its processes together.
+    out_of_memory: bool = False
+    #: The most memory the run's processes held together (from its cgroup; None without one).
+    peak_memory_bytes: int | None = None
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out and not self.output_exceeded
+        return self.exit_code == 0 and not self.timed_out and not self.output_exceeded and not self.out_of_memory
 
     def describe(self) -> str:
         """How the run ended, in a plain sentence (nothing of what it printed)."""
         if self.timed_out:
             return f"it ran longer than its time limit of {self.limits.wall_seconds:g} seconds and was stopped"
+        if self.out_of_memory:
+            megabytes = self.limits.memory_bytes // MIB
+            return f"it used more than {megabytes} MB of memory (all its processes together) and was stopped"
         if self.output_exceeded:
             return f"it wrote more than its output limit of {self.limits.output_bytes} bytes and was stopped"
         if self.signal is not None:
@@ -168,6 +178,21 @@ def _seccomp_pipe() -> int:
     finally:
         os.close(write)
     return read
+
+
+def _group(limits: Limits, *, required: bool) -> cgroups.RunGroup | None:
+    """The run's cgroup; None where none can be made and none is ``required`` (else ``SandboxUnavailable``)."""
+    try:
+        return cgroups.create(limits)
+    except cgroups.CgroupUnavailable as exc:
+        if not required:
+            return None
+        raise SandboxUnavailable(
+            f"{exc}, so the memory and processes of all of a program's processes together cannot be limited "
+            "(the limits per process alone let a program with children take more); programs do not run until "
+            "the operator gives the worker cgroups (root with cgroup v1's memory and pids, or a delegated "
+            "cgroup v2 subtree) or deliberately sets PODIUM_SANDBOX_ALLOW_NO_CGROUP=true"
+        ) from None
 
 
 def _memfd(name: str, data: bytes) -> int:
@@ -265,6 +290,9 @@ def run(
     else:
         translated, workdir = _translate(argv, cwd, binds)
         command, spawn_env = [PRLIMIT, *limits.prlimit_args(), "--", *translated], environment
+    group = _group(limits, required=isolation == "bwrap" and limits.require_cgroup)
+    if group is not None:  # the run's first process joins its group, then becomes bwrap: all of it is inside
+        command = ["/bin/sh", "-c", JOIN, "sh", str(len(group.procs_files)), *group.procs_files, *command]
     watched = [bind.source for bind in binds if bind.writable]
     out_path, err_path = logs / "stdout.log", logs / "stderr.log"
     started = time.monotonic()
@@ -281,6 +309,10 @@ def run(
                 close_fds=True,
                 pass_fds=tuple(passed),
             )
+    except BaseException:
+        if group is not None:
+            group.remove()
+        raise
     finally:
         for fd in passed:
             os.close(fd)
@@ -296,6 +328,9 @@ def run(
         except subprocess.TimeoutExpired:  # the namespace did not go: take bwrap itself
             _kill(process, None)
             process.wait()
+        peak, oom = (group.peak_memory(), group.oom_kills() > 0) if group is not None else (None, False)
+        if group is not None:
+            group.remove()
     elapsed = time.monotonic() - started
     exceeded = exceeded or _over(limits, [*watched, out_path, err_path])
     stdout, out_size = _tail(out_path, limits.log_tail_bytes)
@@ -314,6 +349,8 @@ def run(
         stdout_bytes=out_size,
         stderr_bytes=err_size,
         limits=limits,
+        out_of_memory=oom,
+        peak_memory_bytes=peak,
     )
 
 

@@ -200,3 +200,21 @@ def test_scores_podium_cannot_store_are_the_programs_failure_at_the_teams_cost(
         f"{PHASE}/submissions", headers=ada, files={"file": ("r.zip", tiny.result(["0.5"]), "application/zip")}
     )
     assert again.json()["quota"]["total_used"] == 2  # charged, not refunded
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+def test_where_no_cgroup_can_be_made_programs_run_only_if_the_operator_allows_it(
+    db: Database, settings: Settings, monkeypatch: pytest.MonkeyPatch, allowed: bool
+) -> None:
+    from sandbox import cgroups
+
+    monkeypatch.setattr(cgroups, "_mounts", list)  # a worker whose mount table has no cgroup file system
+    setup(db, program_phase(), scorer="program", scorer_options=tiny.OPTIONS)
+    with TestClient(create_app(settings.model_copy(update={"sandbox_allow_no_cgroup": allowed}))) as client:
+        shown = send(client, auth(db, "ada"), tiny.result(TRUTH))
+        if allowed:
+            assert shown["metrics"] == {"accuracy": 1.0, "lines": 4.0}
+            return
+        assert shown["status"] == "failed" and "problem on our side" in shown["message"]
+        organizer = client.get(f"/api/v1/submissions/{shown['id']}", headers=auth(db, "olga")).json()
+        assert "PODIUM_SANDBOX_ALLOW_NO_CGROUP=true" in organizer["organizer"]["message"]

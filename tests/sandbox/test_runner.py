@@ -138,14 +138,15 @@ def test_bwrap_that_cannot_run_is_a_clear_refusal(tmp_path: Path, monkeypatch: p
 UNPRIVILEGED_DRIVER = """
 import json, sys, tempfile
 from pathlib import Path
-from sandbox import Bind, Limits, run, runtime_at
+from sandbox import Bind, Limits, SandboxUnavailable, run, runtime_at
 root = Path(tempfile.mkdtemp())
 out, logs = root / "out", root / "logs"
 out.mkdir(); logs.mkdir()
 report = {}
 def attempt(name, script, **limits):
     result = run(["python3", "-c", script], [Bind(out, "/app/output", writable=True)], cwd="/app/output",
-                 logs=logs, limits=Limits(**{"wall_seconds": 5, **limits}), runtime=runtime_at("/usr"))
+                 logs=logs, limits=Limits(**{"wall_seconds": 5, "require_cgroup": False, **limits}),
+                 runtime=runtime_at("/usr"))
     report[name] = {"ok": result.ok, "timed_out": result.timed_out, "stdout": result.stdout.decode()}
 attempt("network", "import socket\\ntry:\\n socket.create_connection(('127.0.0.1', 5432), 1); print('connected')\\n"
         "except OSError: print('refused')")
@@ -155,6 +156,11 @@ attempt("write", "import os\\nfor p in ['/usr/x', '/x', '/etc/x']:\\n try: open(
         " except OSError: pass\\nopen('/app/output/y', 'w').write('y'); print('done')")
 attempt("userns", "import subprocess\\nnested = subprocess.run(['unshare', '-U', 'true']).returncode == 0\\n"
         "print('nested' if nested else 'refused')")
+try:  # no cgroup of its own for this user: refused unless allowed
+    run(["true"], [], cwd="/", logs=logs, limits=Limits(wall_seconds=5), runtime=runtime_at("/usr"))
+    report["cgroup"] = "ran"
+except SandboxUnavailable as exc:
+    report["cgroup"] = str(exc)
 print(json.dumps(report))
 """
 
@@ -191,3 +197,4 @@ def test_unprivileged_runner() -> None:
     assert int(report["fork"]["stdout"].strip()) < 20
     assert report["write"]["stdout"].strip() == "done"
     assert report["userns"]["stdout"].strip() == "refused"
+    assert "cannot be made" in report["cgroup"] and "PODIUM_SANDBOX_ALLOW_NO_CGROUP=true" in report["cgroup"]

@@ -64,7 +64,9 @@ def runs_program(gold: ParsedGold) -> bool:
 def environment(settings: Settings, held: Claim) -> ProgramEnvironment:
     seconds = held.gold.time_limit or DEFAULT_TIME_LIMIT
     return ProgramEnvironment(
-        runtimes=settings.runtime_table, isolation=settings.program_sandbox, limits=RunLimits(wall_seconds=seconds)
+        runtimes=settings.runtime_table,
+        isolation=settings.program_sandbox,
+        limits=RunLimits(wall_seconds=seconds, require_cgroup=not settings.sandbox_allow_no_cgroup),
     )
 
 

@@ -1,0 +1,85 @@
+"""Limits for all of a run's processes together (its cgroup): memory, processes, and the group gone after."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sandbox import Limits, cgroups
+from tests.sandbox.support import run_script
+
+MB = 1024 * 1024
+
+
+@pytest.fixture
+def groups(monkeypatch: pytest.MonkeyPatch) -> list[cgroups.RunGroup]:
+    """The groups the runner makes (the real ``create``, its results kept to look at)."""
+    made: list[cgroups.RunGroup] = []
+    create = cgroups.create
+
+    def keep(limits: Limits) -> cgroups.RunGroup:
+        group = create(limits)
+        made.append(group)
+        return group
+
+    monkeypatch.setattr(cgroups, "create", keep)
+    return made
+
+
+def test_children_together_over_the_memory_limit_are_stopped(tmp_path: Path, groups: list) -> None:
+    limit = 512 * MB
+    run = run_script(
+        tmp_path,
+        """
+        import json, os, time
+        share = int(512 * 1024 * 1024 * 0.6)
+        children = []
+        for _ in range(2):
+            pid = os.fork()
+            if pid == 0:
+                held = b"x" * share  # really written: every page is resident
+                time.sleep(10)
+                os._exit(0)
+            children.append(pid)
+        ended = [os.waitpid(pid, 0)[1] for pid in children]
+        json.dump({"ended": ended}, open("/app/output/report.json", "w"))
+        """,
+        limits=Limits(wall_seconds=60, memory_bytes=limit, processes=64),
+    )
+    assert run.result.out_of_memory and not run.result.ok and not run.result.timed_out
+    assert run.result.describe() == "it used more than 512 MB of memory (all its processes together) and was stopped"
+    assert 9 in [status & 0x7F for status in run.report()["ended"]]  # one child was killed (SIGKILL), not both held
+    assert run.result.peak_memory_bytes is not None and 0.6 * limit < run.result.peak_memory_bytes <= limit
+    assert len(groups) == 1 and groups[0].folders and not any(folder.exists() for folder in groups[0].folders)
+
+
+def test_the_process_limit_holds_for_the_whole_run(tmp_path: Path, groups: list) -> None:
+    run = run_script(
+        tmp_path,
+        """
+        import json, os, time
+        started = 0
+        try:
+            while started < 500:
+                if os.fork() == 0:
+                    time.sleep(30)
+                    os._exit(0)
+                started += 1
+        except OSError:
+            pass
+        json.dump({"started": started}, open("/app/output/report.json", "w"))
+        """,
+        limits=Limits(wall_seconds=20, memory_bytes=1024 * MB, processes=32),
+    )
+    assert run.result.ok, run.result.stderr
+    assert run.report()["started"] < 32
+    pids = next(folder for folder in groups[0].folders if "pids" in folder.parts or groups[0].version == 2)
+    assert not pids.exists()
+
+
+def test_a_quick_run_reports_its_peak_memory(tmp_path: Path, groups: list) -> None:
+    run = run_script(tmp_path, "held = b'x' * (64 * 1024 * 1024)")
+    assert run.result.ok and not run.result.out_of_memory
+    assert run.result.peak_memory_bytes is not None and run.result.peak_memory_bytes >= 64 * MB
+    assert not any(folder.exists() for folder in groups[0].folders)
