@@ -6,7 +6,9 @@ database (see ``app.services.jobs.dispatch``); the settings here only make sure 
 dropped while its job runs:
 
 - late acknowledgement and a prefetch of one: a message is acknowledged only when its job ended,
-  and a worker holds no more messages than it runs, so a worker that dies returns them;
+  and a worker holds no more messages than it runs, so a worker that dies returns them (RabbitMQ at
+  once; kombu's Redis transport only after its visibility timeout, an hour, so there a sweeper sends
+  again the jobs of a dead worker's messages: ``app.worker.stranded``);
 - a job whose worker process was killed is rejected back to the queue, not acknowledged;
 - JSON only, no result backend (a job's outcome is on its row);
 - a job sent again by a sweeper (resumed after its worker died, or lost with the broker) goes ahead

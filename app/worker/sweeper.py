@@ -6,7 +6,9 @@ Every ``sweep_seconds`` it takes, for each kind of job (``app.services.jobs.regi
 sent long ago; running with an expired lease) and sends them, ahead of fresh jobs, then confirms
 what was sent. In the distributed mode it first compares the broker's marker with the database
 (``app.worker.broker_marker``): a broker that came back without its marker lost its messages, and
-every job queued before then is sent again in the same sweep. Several sweepers never send the same
+every job queued before then is sent again in the same sweep. On Redis it also takes the jobs whose
+message a worker took more than a lease ago and never claimed (``app.worker.stranded``: the worker
+died before its claim committed), as an expired lease would. Several sweepers never send the same
 row twice, because taking a row is a conditional ``UPDATE``. At the first send that is refused, the
 sweep stops, clears the marks of what it did not send, and the next sweep tries again: so after a
 broker outage everything waiting goes out within one interval.
@@ -17,7 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -28,7 +30,7 @@ from app.services.jobs.registry import KINDS
 from app.services.jobs.retry import describe
 from app.storage.db import Database
 from app.storage.types import utcnow
-from app.worker import broker_marker
+from app.worker import broker_marker, stranded
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +51,15 @@ class Sweeper:
         kinds: tuple[JobKind, ...] = KINDS,
         every: float | None = None,
         marker: broker_marker.Marker | None = None,
+        unacked: stranded.Unacked | None = None,
     ) -> None:
         self.db = db
         self.send = send
         self.marker = marker
+        # A sweeper of the distributed mode (one with a marker) reads its broker's unacknowledged messages.
+        if unacked is None and marker is not None:
+            unacked = stranded.for_broker(marker.celery, marker.settings)
+        self.unacked = unacked
         self.settings = settings
         self.kinds = kinds
         self.every = every if every is not None else settings.sweep_seconds
@@ -66,10 +73,14 @@ class Sweeper:
         if requeue_after is None:
             requeue_after = timedelta(seconds=self.settings.requeue_after_seconds)
         lost = self._lost(now)
+        deliveries = self._stranded()
         sent: dict[str, list[int]] = {}
         for kind in self.kinds:
+            delivered = {d.row_id: datetime.fromtimestamp(d.at, UTC) for d in deliveries if d.job == kind.name}
             with self.db.session() as session:
-                taken = lost.get(kind.name, []) + dispatch.take_due(session, kind, now=now, requeue_after=requeue_after)
+                died = dispatch.take_stranded(session, kind, delivered, now=now)
+                taken = lost.get(kind.name, []) + died
+                taken += dispatch.take_due(session, kind, now=now, requeue_after=requeue_after)
                 session.commit()
             for n, row_id in enumerate(taken):
                 if not self.send(kind, row_id, True):
@@ -84,7 +95,29 @@ class Sweeper:
                 self._settle(kind, taken, [], now)
                 sent[kind.name] = taken
                 log.info("sent %d %s job(s) again: %s", len(taken), kind.name, taken[:20])
+            if died:
+                self._forget([d.tag for d in deliveries if d.job == kind.name and d.row_id in died])
         return sent
+
+    def _stranded(self) -> list[stranded.Delivery]:
+        """The messages a worker took more than a lease ago without acknowledging them (none when the
+        broker keeps no such list, or cannot be asked)."""
+        if self.unacked is None:
+            return []
+        try:
+            return self.unacked.older_than(self.settings.lease_seconds)
+        except Exception as exc:  # whatever the broker's client raises
+            log.warning("could not read the broker's unacknowledged messages (%s: %s)", type(exc).__name__, exc)
+            return []
+
+    def _forget(self, tags: list[str]) -> None:
+        """Drop the deliveries whose jobs were sent again, so that the broker never returns them."""
+        if self.unacked is None:
+            return
+        try:
+            self.unacked.drop(tags)
+        except Exception as exc:  # a later delivery of it only finds its row taken
+            log.warning("could not drop %d stale deliveries (%s: %s)", len(tags), type(exc).__name__, exc)
 
     def _lost(self, now: datetime) -> dict[str, list[int]]:
         """The rows taken because the broker lost its messages (none when it did not, or cannot be

@@ -1,6 +1,7 @@
 """Counters of what the sweepers did, summed over every process in the database (``JobCounter``).
 
-``RESUMED``: jobs sent again because their worker died (running, lease expired). ``RESENT``: jobs
+``RESUMED``: jobs sent again because their worker died (running, lease expired; or queued, its
+message taken by a worker that never claimed it). ``RESENT``: jobs
 sent again because their message never left (the broker was down, or the process that committed
 them died before sending) or was lost with the broker. ``BROKER_LOSSES``: times a sweeper found the
 broker without its marker (``app.worker.broker_marker``). A counter is bumped in the transaction

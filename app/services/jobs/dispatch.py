@@ -11,7 +11,10 @@ may be lost:
 - ``queued`` and never stamped (the broker was down), stamped but not confirmed after ``SEND_GRACE``
   (the process died between its commit and its send), or stamped longer ago than ``requeue_after``
   (the last resort for a message lost without a trace);
-- ``running`` with an expired lease (the worker died) and not sent again since the lease expired.
+- ``running`` with an expired lease (the worker died) and not sent again since the lease expired;
+- ``queued`` while the broker says a worker took its message longer than a lease ago and never
+  acknowledged it: the worker died before its claim committed (``take_stranded``, on Redis; RabbitMQ
+  puts such a message back itself).
 
 A broker that comes back without its messages is noticed by its marker (``app.worker.broker_marker``)
 and ``take_lost`` then takes every queued row stamped before that instant. ``take_due`` and
@@ -25,7 +28,7 @@ takes every waiting row (``requeue_after`` zero).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -61,9 +64,12 @@ def _due(model: JobRow, now: datetime, requeue_after: timedelta) -> Any:
     )
 
 
-def _take(session: Session, kind: JobKind, condition: Any, *, now: datetime, limit: int) -> list[int]:
+def _take(
+    session: Session, kind: JobKind, condition: Any, *, now: datetime, limit: int, worker_died: bool = False
+) -> list[int]:
     """Mark the rows that meet ``condition`` (oldest first, at most ``limit``) and count them:
-    ``resumed`` the running ones (their worker died), ``resent`` the queued ones."""
+    ``resumed`` the running ones (their worker died) or all of them (``worker_died``), ``resent``
+    the queued ones."""
     model = kind.row
     candidates = list(
         session.scalars(select(model.id).where(condition).order_by(model.created_at, model.id).limit(limit))
@@ -79,7 +85,7 @@ def _take(session: Session, kind: JobKind, condition: Any, *, now: datetime, lim
         .returning(model.id, model.status)
         .execution_options(synchronize_session=False)
     ).all()
-    resumed = sum(status == RUNNING for _, status in rows)
+    resumed = len(rows) if worker_died else sum(status == RUNNING for _, status in rows)
     counters.bump(session, counters.RESUMED, kind.name, resumed)
     counters.bump(session, counters.RESENT, kind.name, len(rows) - resumed)
     return sorted(row_id for row_id, _ in rows)
@@ -108,6 +114,23 @@ def take_lost(session: Session, kind: JobKind, *, now: datetime, limit: int = SW
         .execution_options(synchronize_session=False)
     )
     return taken
+
+
+def take_stranded(session: Session, kind: JobKind, delivered: Mapping[int, datetime], *, now: datetime) -> list[int]:
+    """Mark and return the rows of ``delivered`` (row id: when a worker took its message) that are
+    still ``queued`` and were not sent again since that delivery: the worker died before its claim
+    committed (``app.worker.stranded``). Counted as ``resumed``."""
+    if not delivered:
+        return []
+    model = kind.row
+    not_sent_since = or_(
+        *(
+            and_(model.id == row_id, or_(model.enqueued_at.is_(None), model.enqueued_at <= at))
+            for row_id, at in delivered.items()
+        )
+    )
+    condition = and_(model.status == QUEUED, not_sent_since)
+    return _take(session, kind, condition, now=now, limit=len(delivered), worker_died=True)
 
 
 def mark_sent(session: Session, jobs: Sequence[tuple[JobKind, int]], *, now: datetime, confirmed: bool) -> None:

@@ -190,3 +190,22 @@ def test_each_kind_of_job_is_declared_once_with_its_queue_and_table() -> None:
 def test_an_unknown_job_is_refused_by_name() -> None:
     with pytest.raises(UnknownJob, match="no job named 'mystery'; known jobs: score_submission, run_baseline"):
         kind_named("mystery")
+
+
+def test_a_job_delivered_to_a_worker_that_died_before_claiming_it_is_taken_once(
+    db: Database, labels: type[LabelScorer]
+) -> None:
+    t0 = utcnow()
+    waiting, claimed, sent_again = queued(db, 3, t0)
+    take(db, t0)  # all three sent and confirmed at t0
+    set_rows(db, [claimed], status="running", lease_expires_at=t0 + MINUTE)
+    set_rows(db, [sent_again], enqueued_at=t0 + 2 * MINUTE)  # sent again after the delivery below
+    delivered = dict.fromkeys([waiting, claimed, sent_again], t0 + MINUTE)
+    later = t0 + 3 * MINUTE
+    with db.session() as session:
+        # Only the row still waiting since its delivery: a claimed one has its lease, a row sent
+        # again has a newer message.
+        assert dispatch.take_stranded(session, SCORE_SUBMISSION, delivered, now=later) == [waiting]
+        assert dispatch.take_stranded(session, SCORE_SUBMISSION, delivered, now=later) == []  # stamped: once
+        session.commit()
+    assert counted(db)[("resumed", "score_submission")] == 1
