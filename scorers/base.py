@@ -271,6 +271,13 @@ class Scorer(ABC, Generic[G, P, S]):
             return {}
         return {self.per_unit_breakdown: {key: self.aggregate([value]) for key, value in stats.items()}}
 
+    # -- what participants are told with the format -------------------------------------------
+    def format_notes(self, public: P) -> tuple[str, ...]:
+        """Sentences participants are shown with the phase's submission format, from the public view alone (so
+        the same for two golds with the same public inputs): the figures a phase publishes that its limits are
+        computed from. None by default."""
+        return ()
+
     # -- the sample submission --------------------------------------------------------------
     def sample_submission(self, public: P) -> bytes:
         """A file in the submission format, valid for ``public`` and built from it alone (every label 0,

@@ -14,36 +14,43 @@ as predicting nothing. Metrics: micro P/R/F1 under ``phi3`` (exact) and ``soft``
 Breakdowns: ``role`` (by role name across frames, since roles such as Place and Time recur in every
 frame; only names that occur in the gold; the empty-document rule adds to no role) and ``document``.
 
-Submissions are validated against the public view, the gold's docids (``PublicIds``), never against its
-templates. Refused submissions: not a JSON object; a docid not in the gold (the official code would score an
-empty unknown document as perfect); a repeated docid; a document value that is not a list of
-templates; a template that is not an object or lacks a string ``incident_type``; a role value that
-is not a list (the official code would score a string character by character); a filler that is
+Submissions are validated against the public view (``CdaePublic``): the gold's docids and one figure, the gold's
+largest role (below), never against its templates. Refused submissions: not a JSON object; a docid not in the
+gold (the official code would score an empty unknown document as perfect); a repeated docid; a document value
+that is not a list of templates; a template that is not an object or lacks a string ``incident_type``; a role
+value that is not a list (the official code would score a string character by character); a filler that is
 empty or whose first element is not a string (it would crash); a file beyond a size limit (below).
 Refused gold: a line that is not an object with a string ``docid`` and a list ``templates``, a
 repeated docid, a malformed template or mention, a mention whose text is empty or only whitespace
-(the official soft similarity can divide by zero on it), and a gold beyond the first five limits.
+(the official soft similarity can divide by zero on it), and a gold beyond its limits (below).
 
-Size limits (``scorers.tasks.limits``, enforced by ``famus_limits`` and ``famus_submission`` before any clean-up). The
-substring clean-up tests every pair of distinct fillers of a role, the similarities every (gold
-mention, filler) pair of a document's role, and the soft similarity fills a table of gold tokens
-times predicted tokens per pair, so one role of 100,000 fillers, or fillers of millions of tokens,
-would keep a worker busy for hours. ``max_templates_per_document`` (100), ``max_fillers_per_role``
-(500; gold: mentions of a role of a template) and ``max_filler_chars`` (3,000; gold: a mention's text)
-bound the parts of both files. A submission's cost is bounded from the submission alone, never from the
-gold (the secrecy rule: a cost that counted the gold's mentions would tell participants how many a role
-has): every predicted role is taken to face the most a gold may hold for one role of a document,
-``max_gold_mentions_per_role`` (20) mentions of ``max_gold_tokens_per_role`` (100) tokens in all, limits
-the gold is held to when it is loaded. ``max_comparisons`` (2,000,000: clean-up pairs plus each filler
-times 20) and ``max_token_pairs`` (40,000,000: each filler's tokens times 100) bound those sums over the
-whole submission (``ceaf_cost.role_work``; frames are not looked at). Measured on the release data and the
-published ChatGPT and LLaMA outputs: at most 2 templates in a document, 10 fillers in a role, 312
-characters in a filler, a gold role of a document with 10 mentions or 40 tokens; the bounds of the
-253-document benchmark submission are about 17,000 comparisons and 320,000 token pairs, so the budgets
-leave room for its 100-fold copy (1.7 million and 32 million). Against a gold at its role limits (the
-worst case), a file at the comparisons budget scores in about 16 s on a 2-core machine and one at the
-token-pairs budget in about 10 s; against the release gold, which holds at most half of those limits, the
-same files cost at most half as much. Everything else scoring does grows only with the size of the files.
+Size limits (``scorers.tasks.limits``, enforced by ``famus_limits`` and ``famus_submission`` before any
+clean-up). The substring clean-up tests every pair of distinct fillers of a role, the similarities every (gold
+mention, filler) pair of a document's role, and the soft similarity fills a table of gold tokens times predicted
+tokens per pair, so one role of 100,000 fillers, or fillers of millions of tokens, would keep a worker busy for
+hours. ``max_templates_per_document`` (100) and ``max_filler_chars`` (3,000; gold: a mention's text) bound the
+parts of both files, ``max_fillers_per_role`` (500) a predicted role. A gold role of a document, over its
+templates, may hold ``max_gold_mentions_per_role`` (5,000) mentions of ``max_gold_tokens_per_role`` (20,000)
+tokens: room for every gold built from FAMuS's files, coreference clusters included (a coref-aware gold gives
+each span its cluster's mentions: up to 252 mentions of 320 tokens in one role of a dev source document; all the
+clusters of one document hold at most 787 mentions, and 1,399 tokens).
+
+A submission's cost is bounded from the submission and the public view alone (the secrecy rule: a cost that
+counted a document's gold mentions would tell participants how many its role has): every predicted role is taken
+to face the gold's largest role, ``(mentions, tokens)``: the most mentions one role of a document holds and the
+most tokens one role's mentions hold, each over the whole gold. That is one figure per phase, published with the
+format (``Scorer.format_notes``: the phase's pages and its API) and named in every refusal of a budget.
+``max_comparisons`` (2,000,000: clean-up pairs plus each filler times the largest role's mentions) and
+``max_token_pairs`` (40,000,000: each filler's tokens times its tokens) bound those sums over the whole
+submission (``ceaf_cost.role_work``; frames are not looked at). Measured on the release data and the published
+ChatGPT and LLaMA outputs: at most 2 templates in a document, 10 fillers in a role, 312 characters in a filler;
+the largest role of the dev gold is 4 mentions of 33 tokens (report) and 10 of 38 (source), 10 of 33 and 252 of
+320 with coreference. The ChatGPT dev source run costs 8,189 comparisons and 105,792 token pairs against the
+plain gold, 203,241 and 890,880 against the coref-aware one: the budgets leave room for its 200-fold and 9-fold
+copies. A file at the comparisons budget scored in about 16 s on a 2-core machine and one at the token-pairs
+budget in about 10 s (measured against a gold whose roles held 20 mentions of 100 tokens; the work grows with
+the counts: 117 roles of 60 fillers, 1,976,130 comparisons against the coref-aware dev source gold, scored in
+2.5 s). Everything else scoring does grows only with the size of the files.
 
 Deliberate differences from the official code: refusals above instead of crashes or silent scores;
 a bare-string filler is its whole text (officially its first character); substring-joining ties go
@@ -77,7 +84,7 @@ from scorers.families.weighted import WeightedMetric
 from scorers.io import json_bytes
 from scorers.registry import register
 from scorers.tasks.famus_gold import CdaeGold, parse_cdae_gold
-from scorers.tasks.famus_limits import CdaeLimits
+from scorers.tasks.famus_limits import CdaeLimits, CdaePublic, largest_role_note
 from scorers.tasks.famus_submission import parse_cdae_submission
 from scorers.tasks.famus_sv_format import SvGold, parse_sv_gold, parse_sv_submission
 from scorers.tasks.limits import check_limit
@@ -87,7 +94,7 @@ PREFIX = "ceaf_rme_"
 
 # -- famus-cdae ----------------------------------------------------------------------------------
 @register
-class FamusCdaeScorer(Scorer[CdaeGold, PublicIds, dict[str, list[Template]]]):
+class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, dict[str, list[Template]]]):
     name = "famus-cdae"
     version = "1.0"
     title = "FAMuS cross-document argument extraction (CEAF-RME)"
@@ -142,15 +149,19 @@ class FamusCdaeScorer(Scorer[CdaeGold, PublicIds, dict[str, list[Template]]]):
     def parse_gold(self, data: bytes) -> CdaeGold:
         return parse_cdae_gold(data, CdaeLimits.from_config(self.config))
 
-    def public_view(self, gold: CdaeGold) -> PublicIds:
-        return PublicIds.of(gold.documents)
+    def public_view(self, gold: CdaeGold) -> CdaePublic:
+        return gold.public()
 
-    def parse_submission(self, data: bytes, public: PublicIds) -> dict[str, list[Template]]:
+    def parse_submission(self, data: bytes, public: CdaePublic) -> dict[str, list[Template]]:
         return parse_cdae_submission(
             data, public, join=self.config["join_substrings"], limits=CdaeLimits.from_config(self.config)
         )
 
-    def sample_submission(self, public: PublicIds) -> bytes:
+    def format_notes(self, public: CdaePublic) -> tuple[str, ...]:
+        """The phase's largest gold role, which a submission's cost is counted against."""
+        return (largest_role_note(public, CdaeLimits.from_config(self.config)),)
+
+    def sample_submission(self, public: CdaePublic) -> bytes:
         """Every document with no template."""
         return json_bytes({docid: [] for docid in public.ids})
 

@@ -1,5 +1,5 @@
-"""Reading FAMuS CDAE gold: IterX lines, held to the part limits and to the role limits that bound what
-submissions cost (``famus_limits``)."""
+"""Reading FAMuS CDAE gold: IterX lines, held to the part limits and the role limits (``famus_limits``), and the
+figure the phase publishes from it, its largest role (``CdaeGold.largest_role``, ``CdaePublic``)."""
 
 from __future__ import annotations
 
@@ -13,19 +13,25 @@ from scorers.families.ceaf_similarity import TokenIds
 from scorers.families.ceaf_templates import Template, collapse_identical
 from scorers.io import gc_paused, iter_json_lines
 from scorers.tasks.famus_format import FRAME_KEY, GOLD_BOOKKEEPING_KEYS, Place, quote, show, template_frame
-from scorers.tasks.famus_limits import DEFAULT_LIMITS, CdaeLimits
+from scorers.tasks.famus_limits import DEFAULT_LIMITS, CdaeLimits, CdaePublic
 
 GOLD_TEMPLATE_SHAPE = f"an object with {quote(FRAME_KEY)} and roles"
 
 
 @dataclass(frozen=True)
 class CdaeGold:
-    """Gold templates per docid (identical templates collapsed), every role name the gold uses, and the token
-    ids of its mentions (split once, for the limits and the similarities)."""
+    """Gold templates per docid (identical templates collapsed), every role name the gold uses, the token ids of
+    its mentions (split once, for the limits and the similarities) and its largest role: the most mentions, and
+    the most tokens, that one role of a document holds over its templates (the phase's public figure)."""
 
     documents: dict[str, list[Template]]
     roles: frozenset[str]
     tokens: TokenIds = field(default_factory=TokenIds, compare=False, repr=False)
+    largest_role: tuple[int, int] = (0, 0)
+
+    def public(self) -> CdaePublic:
+        """What participants are given: the docids, in the gold's order, and the largest role."""
+        return CdaePublic(tuple(self.documents), self.largest_role)
 
 
 def _parse_gold_template(raw: Any, place: Place, problems: Problems, limits: CdaeLimits) -> Template | None:
@@ -71,9 +77,6 @@ def _parse_gold_template(raw: Any, place: Place, problems: Problems, limits: Cda
                 problems.add(f"{place()}, role {quote(role)}, entity {e_index}, mention {m_index}", message)
             if mentions:  # an entity without mentions is dropped, as the official reader does
                 entities.append(tuple(mentions))
-        count = sum(map(len, entities))
-        if count > limits.fillers_per_role:
-            problems.add(f"{place()}, role {quote(role)}", limits.exceeded("fillers_per_role", count, "mentions"))
         roles.append((role, tuple(entities)))
     return Template(frame, tuple(roles))
 
@@ -84,6 +87,7 @@ def parse_cdae_gold(data: bytes, limits: CdaeLimits = DEFAULT_LIMITS) -> CdaeGol
     problems = Problems(InvalidGold)
     documents: dict[str, list[Template]] = {}
     tokens = TokenIds()
+    largest = [0, 0]
     for number, line in iter_json_lines(data, problems, InvalidGold):
         where = f"line {number}"
         if not isinstance(line, dict):
@@ -110,18 +114,29 @@ def parse_cdae_gold(data: bytes, limits: CdaeLimits = DEFAULT_LIMITS) -> CdaeGol
             for index, raw in enumerate(raw_templates)
         ]
         documents[docid] = collapse_identical([t for t in parsed if t is not None])
-        _check_gold_roles(documents[docid], lambda: f"{where}, document {quote(docid)}", problems, limits, tokens)  # noqa: B023
+        place = lambda: f"{where}, document {quote(docid)}"  # noqa: B023, E731 (called at once)
+        _check_gold_roles(documents[docid], place, problems, limits, tokens, largest)
     problems.raise_if_any()
     roles = frozenset(role for templates in documents.values() for t in templates for role, _ in t.roles)
-    return CdaeGold(documents, roles, tokens)
+    return CdaeGold(documents, roles, tokens, (largest[0], largest[1]))
 
 
 def _check_gold_roles(
-    templates: list[Template], where: Place, problems: Problems, limits: CdaeLimits, tokens: TokenIds
+    templates: list[Template],
+    where: Place,
+    problems: Problems,
+    limits: CdaeLimits,
+    tokens: TokenIds,
+    largest: list[int],
 ) -> None:
-    """A document's roles, over its templates, within the gold-side limits that bound what submissions cost."""
-    most_mentions, most_tokens = limits.gold_role
+    """A document's roles, over its templates, within the gold's role limits; ``largest`` (mentions, tokens) is
+    raised to the document's largest role."""
+    most_mentions, most_tokens = limits.gold_mentions_per_role, limits.gold_tokens_per_role
     for role, (mentions, words) in gold_role_sizes(templates, tokens.of).items():
+        if mentions > largest[0]:
+            largest[0] = mentions
+        if words > largest[1]:
+            largest[1] = words
         if mentions <= most_mentions and words <= most_tokens:
             continue
         for name, count, unit in (

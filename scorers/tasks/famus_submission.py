@@ -1,5 +1,6 @@
-"""Reading FAMuS CDAE submissions: ``{docid: [template, ...]}``, checked against the public view, the part limits
-and the cost budgets (``famus_limits``) before the first template is cleaned up."""
+"""Reading FAMuS CDAE submissions: ``{docid: [template, ...]}``, checked against the public view (the docids and
+the largest gold role, ``CdaePublic``), the part limits and the cost budgets (``famus_limits``) before the first
+template is cleaned up."""
 
 from __future__ import annotations
 
@@ -7,12 +8,11 @@ from collections.abc import Iterable
 from sys import intern
 from typing import Any
 
-from scorers.base import PublicIds
 from scorers.errors import InvalidSubmission, Problem, Problems
 from scorers.families.ceaf_templates import Template, clean_predicted_template
 from scorers.io import gc_paused, iter_json_object
 from scorers.tasks.famus_format import FRAME_KEY, Place, document, quote, show, template_frame
-from scorers.tasks.famus_limits import DEFAULT_LIMITS, CdaeBudget, CdaeLimits
+from scorers.tasks.famus_limits import DEFAULT_LIMITS, CdaeBudget, CdaeLimits, CdaePublic
 
 
 def _filler_text(filler: Any) -> str | None:
@@ -67,7 +67,7 @@ def _read_submitted_template(raw: Any, place: Place, problems: Problems, limits:
 
 @gc_paused()
 def parse_cdae_submission(
-    data: bytes, public: PublicIds, *, join: bool = True, limits: CdaeLimits = DEFAULT_LIMITS
+    data: bytes, public: CdaePublic, *, join: bool = True, limits: CdaeLimits = DEFAULT_LIMITS
 ) -> dict[str, list[Template]]:
     """Read ``{docid: [template, ...]}`` and clean each template's fillers; raise ``InvalidSubmission``.
 
@@ -86,13 +86,13 @@ def _not_cdae_object(raw: Any) -> InvalidSubmission:
 
 
 def _cdae_templates(
-    pairs: Iterable[tuple[str, Any]], public: PublicIds, join: bool, limits: CdaeLimits
+    pairs: Iterable[tuple[str, Any]], public: CdaePublic, join: bool, limits: CdaeLimits
 ) -> dict[str, list[Template]]:
     """Check every document and the budgets in one pass over the file's documents, then clean the templates up.
 
     A refusal of the file itself (``iter_json_object``) comes from the loop, before any problem found here."""
     problems = Problems(InvalidSubmission)
-    budget = CdaeBudget(limits, join=join)
+    budget = CdaeBudget(limits, public.largest_role, join=join)
     documents: dict[str, list[RawTemplate]] = {}
     for docid, raw_templates in pairs:
         if docid not in public.known:

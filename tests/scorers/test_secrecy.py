@@ -87,6 +87,8 @@ def test_golds_with_the_same_public_inputs_give_the_same_outcome_and_message(nam
     assert sample == sample_of(scorer, gold_b)
     if isinstance(sample, bytes):
         assert outcome(name, pair.options, pair.gold_a, sample) == outcome(name, pair.options, pair.gold_b, sample)
+    # What the phase's page says with the format (a CDAE phase's largest gold role): the same words for both golds.
+    assert scorer.format_notes(scorer.public_view(gold_a)) == scorer.format_notes(scorer.public_view(gold_b))
 
 
 def sample_of(scorer: Any, gold: Any) -> bytes | str:
