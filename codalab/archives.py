@@ -1,11 +1,10 @@
 """Unpacking the zips a CodaLab competition is made of (programs, reference data, result submissions).
 
 Every archive is treated as hostile: no absolute names, no ``..``, no links, no devices, no names a
-file system refuses (too long), no two entries that land on the same path or a file that another entry
-needs as a folder (``_Layout``); a bound on the entries and on the bytes written (the declared sizes are
-not trusted). ``check`` refuses exactly what ``unpack`` would fail on, so that an archive accepted at
-upload unpacks later. Executable bits stored in
-the archive are kept, so that a program can name ``./run.sh``; nothing else of the stored modes is.
+file system refuses (too long), no file that another entry needs as a folder (``_Layout``); a bound on
+the entries and on the bytes written (the declared sizes are not trusted). ``check`` refuses what
+``unpack`` would fail on, so that an archive accepted at upload unpacks later. Executable bits stored
+in the archive are kept, so that a program can name ``./run.sh``; nothing else of the stored modes is.
 """
 
 from __future__ import annotations
@@ -57,10 +56,12 @@ def _member_path(into: Path, name: str, what: str) -> Path | None:
 class _Layout:
     """The paths an archive's entries land on, to refuse two entries that cannot both be unpacked.
 
-    Refused: two files on the same path (``a`` and ``./a``, or a name stored twice: one would silently
-    replace the other), and a file on a path that another entry needs as a folder (a file ``a`` beside a
-    file ``a/b`` or a folder entry ``a/``), in either order. Names that differ only in case are different
-    files on the Linux file systems archives are unpacked on, and are kept. Written by hand because
+    Refused: a file on a path that another entry needs as a folder (a file ``a`` beside a file ``a/b`` or
+    a folder entry ``a/``, in either order), which no unpacking can honour. Kept: two files on the same
+    path (a name stored twice, as zip tools that append do, or ``a`` and ``./a``): the later one is
+    unpacked over the earlier, the one ``zipfile`` reads by that name (CodaLab bundles in use hold such
+    repeats). Names that differ only in case are different files on the Linux file systems archives are
+    unpacked on. Written by hand because
     ``zipfile`` checks none of this; the paths are kept as a tree of numbered folders (a dict from
     (folder, name) to a number), so that each entry costs the length of its name, however deep it is.
     """
@@ -82,10 +83,6 @@ class _Layout:
             self.folders.setdefault(node, name)
         else:
             return
-        if node in self.files:
-            raise ArchiveProblem(
-                f"the {self.what} entries {self.files[node][:200]!r} and {name[:200]!r} unpack to the same file"
-            )
         if node in self.folders:
             self._refuse(name, self.folders[node])
         self.files[node] = name

@@ -253,13 +253,6 @@ HOSTILE = [
         filename="results.zip",
     ),
     Hostile(
-        "results with one file stored twice",
-        "program",
-        lambda ex: hostile.file_and_folder_zip("prediction.txt", "./prediction.txt"),
-        ("'prediction.txt' and './prediction.txt' unpack to the same file",),
-        filename="results.zip",
-    ),
-    Hostile(
         "results of too many files",
         "program",
         lambda ex: hostile.zipped({f"{i}": b"" for i in range(10_001)}, zipfile.ZIP_STORED),
