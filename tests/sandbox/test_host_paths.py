@@ -3,6 +3,7 @@ folders, no other process, and a runtime the sandbox's user cannot read refused 
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import SandboxUnavailable, run, runtime_at, server_runtime
+from sandbox import Bind, SandboxUnavailable, run, runtime_at, server_runtime
 from tests.conftest import ROOT
 from tests.sandbox.support import TEST_LIMITS, run_script
 
@@ -66,12 +67,8 @@ def test_program_learns_no_host_path_and_sees_only_its_processes(tmp_path: Path)
     assert seen["cmdline"].split("\x00")[:3] == ["bwrap", "--args", seen["cmdline"].split("\x00")[2]]
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="Linux file modes")
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root runner gives programs a user of their own")
 def test_a_runtime_the_sandbox_user_cannot_read_is_refused_clearly(tmp_path: Path) -> None:
-    import os
-
-    if os.geteuid() != 0:
-        pytest.skip("only a root runner gives programs a user of their own")
     env = tmp_path / "private-runtime"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     site = next((env / "lib").glob("python3*/site-packages"))
@@ -90,3 +87,10 @@ def test_a_runtime_the_sandbox_user_cannot_read_is_refused_clearly(tmp_path: Pat
         runtime=runtime_at(env),
     )
     assert done.ok, done.stderr
+
+
+def test_nothing_is_bound_into_the_sandboxs_own_folders(tmp_path: Path) -> None:
+    for target in ("/tmp", "/tmp/gold", "/runtime/lib", "/proc/x", "/dev/shm/x"):
+        with pytest.raises(ValueError, match="sandbox's own"):
+            Bind(tmp_path, target)
+    assert Bind(tmp_path, "/tmpdata").target == "/tmpdata"
