@@ -25,6 +25,7 @@ import nh3
 import yaml
 
 from codalab.archives import ArchiveProblem, is_zip, pack_folder, unpack
+from codalab.bounded_yaml import load_bounded
 from codalab.program import ProgramProblem, program_root, read_command
 from codalab.sources import compile_warnings
 
@@ -71,7 +72,7 @@ def read_yaml(file: Path) -> Any:
     if len(data) > MAX_YAML_BYTES:
         raise CodalabError(f"{file.name} is {len(data)} bytes; at most {MAX_YAML_BYTES} are accepted")
     try:
-        return yaml.safe_load(data.decode("utf-8-sig"))
+        return load_bounded(data.decode("utf-8-sig"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise CodalabError(f"{file.name} is not valid YAML ({exc})") from None
 

@@ -29,9 +29,11 @@ from app.services.accounts import users
 from app.services.bundles.uploads import DATA_REFUSED
 from app.storage.db import Database
 from app.storage.models import Competition
+from codalab.bounded_yaml import MAX_YAML_DEPTH
 from scorers import scorer_names
 from tests.app.builders import GOLD, make_user
 from tests.app.labels_scorer import LabelScorer
+from tests.app.web.test_pages import login, text, token
 
 #: What a file outside the bundle holds: a valid gold, so only the path check can keep it out.
 OUTSIDE = json.dumps({**GOLD, "a": "OUTSIDE-SECRET"}).encode()
@@ -254,4 +256,61 @@ def test_a_lone_yaml_may_not_name_files_outside_the_data_folder(
     headers = organizer if sender == "organizer" else admin(db)
     expected = DATA_REFUSED if sender == "organizer" else message
     assert_refused(create_by_api(client, headers, text, "competition.yaml"), GOLD_KEY, expected)
+    assert stored(db) == 0
+
+
+# -- nesting --------------------------------------------------------------------------------------------
+
+#: Where a bundle nested 100,000 lists deep under ``scorer_options.x`` gets too deep: the 33rd collection.
+DEEP_KEY = "tasks[0].scorer_options.x" + "[0]" * (MAX_YAML_DEPTH - 4)
+
+
+def deep_yaml() -> bytes:
+    """A bundle whose scorer option holds 100,000 nested lists (200 KB): PyYAML's composer recurses once a level."""
+    text = yaml.safe_dump(bundle(task={"scorer_options": {"x": "DEEP"}}))
+    return text.replace("x: DEEP", "x: " + "[" * 100_000 + "]" * 100_000).encode()
+
+
+#: The line of the bundle holding the nested lists.
+DEEP_LINE = next(n for n, line in enumerate(deep_yaml().decode().splitlines(), 1) if "x: [" in line)
+
+
+def deep_message() -> str:
+    column = deep_yaml().decode().splitlines()[DEEP_LINE - 1].index("[") + MAX_YAML_DEPTH - 4
+    return f"nested deeper than {MAX_YAML_DEPTH} levels (line {DEEP_LINE}, column {column + 1})"
+
+
+def test_the_command_refuses_a_bundle_nested_too_deeply_at_its_key_path(
+    db: Database, labels: type[LabelScorer], tmp_path: Path
+) -> None:
+    folder = write_folder(tmp_path, bundle())
+    (folder / "competition.yaml").write_bytes(deep_yaml())
+    assert create_by_command(db, folder) == (2, "", refused_once(DEEP_KEY, deep_message()))
+    assert stored(db) == 0
+
+
+@pytest.mark.parametrize("sent", ["zip", "yaml"])
+def test_the_api_refuses_a_bundle_nested_too_deeply_at_its_key_path(
+    db: Database, client: TestClient, organizer: dict[str, str], sent: str
+) -> None:
+    if sent == "zip":
+        answer = create_by_api(client, organizer, zipped({"competition.yaml": deep_yaml(), "gold.json": OUTSIDE}))
+    else:
+        answer = create_by_api(client, organizer, deep_yaml(), "competition.yaml")
+    assert_refused(answer, DEEP_KEY, deep_message())
+    assert stored(db) == 0
+
+
+def test_the_page_refuses_a_bundle_nested_too_deeply_at_its_key_path(
+    db: Database, client: TestClient, organizer: dict[str, str]
+) -> None:
+    login(client, "olga")
+    csrf = token(client.get("/competitions/new"))
+    answer = client.post(
+        "/competitions/new", data={"csrf_token": csrf}, files={"bundle": ("competition.yaml", deep_yaml())}
+    )
+    assert answer.status_code == 422
+    shown = text(answer)
+    assert "The bundle was refused: 1 problem." in shown
+    assert f"{DEEP_KEY} : {deep_message()}" in shown
     assert stored(db) == 0

@@ -24,6 +24,7 @@ from app.services.bundles.spec import BundleError, BundleFile, CompetitionSpec, 
 from app.services.bundles.strict_yaml import describe_yaml_error, load_strict
 from app.storage.models import Competition, Participation, Selection, Visibility
 from app.storage.types import column_length
+from codalab.bounded_yaml import NestedTooDeep
 from scorers import OptionsError, Scorer, ScorerError, UnknownScorer, ValidationError, scorer_class
 from scorers.inputs import participant_inputs, renamable_formats
 
@@ -84,6 +85,8 @@ def _read_yaml(file: Path) -> Any:
         raise BundleError([("", f"byte {exc.start}: the bundle file is not UTF-8 text")]) from None
     try:
         return load_strict(text)
+    except NestedTooDeep as exc:
+        raise BundleError([(exc.path, f"{exc.reason} ({exc.where})")]) from None
     except yaml.YAMLError as exc:
         raise BundleError([("", f"not valid YAML: {describe_yaml_error(exc)}")]) from None
 

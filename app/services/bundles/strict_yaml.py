@@ -1,9 +1,11 @@
 """Strict YAML for competition bundles: plain data only, no silent surprises.
 
-PyYAML's safe loader is the base; three things are changed so that a typo cannot pass silently:
-times stay text (they are checked by the bundle's own rules, not turned into naive datetimes),
-a key repeated in one mapping is refused (PyYAML keeps the last one), and aliases (``*name``) are
-refused, so one line cannot expand into a huge document and every value has a single key path.
+PyYAML's safe loader is the base, with its nesting bounded (``codalab.bounded_yaml``: a collection nested
+deeper than ``MAX_YAML_DEPTH`` is refused at its key path while the document is read, before PyYAML's
+recursion could fail); three things are changed so that a typo cannot pass silently: times stay text
+(they are checked by the bundle's own rules, not turned into naive datetimes), a key repeated in one
+mapping is refused (PyYAML keeps the last one), and aliases (``*name``) are refused, so one line cannot
+expand into a huge document and every value has a single key path.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode
 
+from codalab.bounded_yaml import BoundedSafeLoader
+
 TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 
 
-class StrictLoader(yaml.SafeLoader):
-    """The safe loader without timestamps, repeated keys or aliases."""
+class StrictLoader(BoundedSafeLoader):
+    """The safe loader, its nesting bounded, without timestamps, repeated keys or aliases."""
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         if self.check_event(yaml.AliasEvent):
@@ -44,7 +48,7 @@ class StrictLoader(yaml.SafeLoader):
 # A copy, so that yaml.SafeLoader itself keeps resolving timestamps for everyone else.
 StrictLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != TIMESTAMP_TAG]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    for first, resolvers in BoundedSafeLoader.yaml_implicit_resolvers.items()
 }
 
 
