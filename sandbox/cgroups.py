@@ -37,6 +37,9 @@ from sandbox.limits import Limits
 OWN_PROCESSES = 2
 #: How long a group whose processes are still exiting may take to be removable.
 REMOVE_WAIT_SECONDS = 5.0
+#: Age past which an empty group of a run is a leftover (its runner was killed) that the next run removes.
+LEFTOVER_SECONDS = 600
+PREFIX = "podium-run-"
 CPU_PERIOD_MICROSECONDS = 100_000
 
 
@@ -130,6 +133,15 @@ def _write(folder: Path, name: str, value: str) -> None:
     (folder / name).write_text(value)
 
 
+def _sweep(parent: Path) -> None:
+    """Remove the empty groups of runs whose runner was killed before it could (old enough not to be starting)."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(parent):
+            if entry.name.startswith(PREFIX) and time.time() - entry.stat().st_mtime > LEFTOVER_SECONDS:
+                with contextlib.suppress(OSError):
+                    os.rmdir(entry.path)  # refused while a process is in it
+
+
 def _v2(mount: Path, limits: Limits, name: str) -> RunGroup:
     parent = _below(mount, _own(""))
     wanted = {"memory", "pids"} | ({"cpu"} if limits.cpus else set())
@@ -147,6 +159,7 @@ def _v2(mount: Path, limits: Limits, name: str) -> RunGroup:
             leaf.mkdir(exist_ok=True)
             _write(leaf, "cgroup.procs", str(os.getpid()))
             _write(parent, "cgroup.subtree_control", " ".join(f"+{c}" for c in sorted(wanted - enabled)))
+    _sweep(parent)
     folder = parent / name
     folder.mkdir()
     group = RunGroup(2, folder, (folder,))
@@ -168,6 +181,7 @@ def _v1(mounts: dict[str, Path], limits: Limits, name: str) -> RunGroup:
     made: list[Path] = []
     try:
         for folder in folders.values():
+            _sweep(folder.parent)
             folder.mkdir()
             made.append(folder)
         memory = folders["memory"]
@@ -186,7 +200,7 @@ def _v1(mounts: dict[str, Path], limits: Limits, name: str) -> RunGroup:
 
 def create(limits: Limits) -> RunGroup:
     """A fresh group for one run with ``limits`` written into it; raises ``CgroupUnavailable``."""
-    name = f"podium-run-{secrets.token_hex(8)}"
+    name = f"{PREFIX}{secrets.token_hex(8)}"
     try:
         mounts = _mounts()
         v1: dict[str, Path] = {

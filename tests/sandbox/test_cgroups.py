@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -83,3 +85,18 @@ def test_a_quick_run_reports_its_peak_memory(tmp_path: Path, groups: list) -> No
     assert run.result.ok and not run.result.out_of_memory
     assert run.result.peak_memory_bytes is not None and run.result.peak_memory_bytes >= 64 * MB
     assert not any(folder.exists() for folder in groups[0].folders)
+
+
+def test_the_group_of_a_run_whose_runner_was_killed_is_removed_by_a_later_run() -> None:
+    leftover = cgroups.create(Limits())  # a runner killed before it removed its group
+    old = time.time() - cgroups.LEFTOVER_SECONDS - 60
+    for folder in leftover.folders:
+        os.utime(folder, (old, old))
+    fresh = cgroups.create(Limits())  # one just made is kept, whatever its age
+    later = cgroups.create(Limits())
+    try:
+        assert not any(folder.exists() for folder in leftover.folders)
+        assert all(folder.exists() for folder in fresh.folders)
+    finally:
+        for group in (leftover, fresh, later):
+            group.remove()
