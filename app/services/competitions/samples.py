@@ -1,5 +1,7 @@
 """A phase's sample submission: a valid file in its submission format, built by the scorer from the phase's
-public view alone (``Scorer.sample_submission``: every label 0, every document without a template...).
+public view alone (``Scorer.sample_submission``: every label 0, every document without a template...), and the
+notes its scorer adds to the format from the same view (``Scorer.format_notes``: a FAMuS CDAE phase's largest
+gold role, which a submission's cost is counted against).
 
 It is what a newcomer uploads first to see the format accepted and scored. Built from the public view, it is
 the same for any two golds with the same public inputs, so it tells nothing of the answers; the parsed gold
@@ -15,7 +17,8 @@ from sqlalchemy.orm import Session
 from app.services.competitions.catalog import get_phase
 from app.services.errors import NotFound
 from app.services.scoring.gold import GoldCache, gold_of, parsed_gold
-from scorers import NoSample
+from app.storage.models import Phase
+from scorers import NoSample, Scorer, ScorerError, scorer_class
 
 
 @dataclass(frozen=True)
@@ -33,3 +36,15 @@ def sample_submission(session: Session, cache: GoldCache, competition: str, task
     except NoSample as exc:
         raise NotFound(f"{exc}; see the submission format on the phase's page", code="no_sample") from None
     return Sample(f"sample-{gold.scorer.submission_filename}", data)
+
+
+def format_notes(session: Session, cache: GoldCache, phase: Phase) -> tuple[str, ...]:
+    """What the phase's scorer tells participants with its format, from the public view alone; nothing (and no
+    gold parsed for it) when the scorer has nothing to say or the gold cannot be read (scoring says why)."""
+    try:
+        if scorer_class(phase.task.scorer).format_notes is Scorer.format_notes:
+            return ()
+        gold = parsed_gold(session, gold_of(session, phase.id), cache)
+    except ScorerError:
+        return ()
+    return tuple(gold.scorer.format_notes(gold.public))

@@ -112,7 +112,9 @@ def get_task(competition: str, task: str, session: SessionDep, state: StateDep) 
 @router.get("/{competition}/tasks/{task}/phases/{phase}", response_model=PhaseOut)
 def get_phase(competition: str, task: str, phase: str, session: SessionDep, state: StateDep) -> PhaseOut:
     phase_row = catalog.get_phase(session, competition, task, phase)
-    return PhaseOut.of(session, phase_row, phase_row.task, competition, state.limits, utcnow())
+    out = PhaseOut.of(session, phase_row, phase_row.task, competition, state.limits, utcnow())
+    out.format_notes = list(samples.format_notes(session, state.gold_cache, phase_row))
+    return out
 
 
 _ORGANIZER_ERRORS: dict[int | str, dict[str, Any]] = {

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.services.accounts.access import may_participate
 from app.services.accounts.teams import team_of
-from app.services.competitions import catalog, participation
+from app.services.competitions import catalog, participation, samples
 from app.services.errors import InvalidInput, ServiceError
 from app.services.submissions import changes, intake, quota, results
 from app.services.submissions.detail import SubmissionView, view_submission
@@ -55,6 +55,7 @@ def _submit_context(session: Session, state: AppState, user: User, phase: Phase)
         "limit_text": describe_size(limit),
         "limit": limit,
         "format": catalog.task_description(task),
+        "format_notes": samples.format_notes(session, state.gold_cache, phase),
         "now": now,
     }
 

@@ -92,6 +92,12 @@ class PhaseOut(BaseModel):
         "code submissions are not run yet",
     )
     files: list[FileOut] = []
+    format_notes: list[str] = Field(
+        default_factory=list,
+        description="what the scorer tells participants with the submission format, from the phase's public "
+        "inputs (a FAMuS CDAE phase: its largest gold role, which a submission's cost is counted against); "
+        "given in the phase's own answer, empty in a task's or competition's list",
+    )
     leaderboard_url: str
     submissions_url: str
 
