@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pytest
 from sqlalchemy.orm import Session
 
-from app.services.accounts import users
+from app.services.accounts import teams, users
 from tests.app.builders import bundle_file, make_competition, make_user, phase_spec
 from tests.app.web.accessibility import serious_violations
 from tests.app.web.browser import BROWSER_TEST, live_server, log_in, open_browser, upload, wait_scored
@@ -32,11 +32,13 @@ PERFECT = {row["instance_id"]: int(row["valid_source"]) for row in GOLD}
 #: Per team: (how many instances it gets wrong, its method name).
 TEAMS = {
     "ada": (0, "a perfect run"),
-    "bob": (3, "fine-tuned with a long name that a phone cannot show whole"),
+    "bob": (3, "fine-tuned with a long name that a phone cannot show whole: " + "a cross-encoder over BM25 " * 5),
     "cy": (6, "rules"),
     "dee": (9, "coin"),
     "eve": (12, "all wrong half"),
 }
+#: bob's team, named as real teams are (a lab, a university): the board shows it whole at 1400 px.
+LONG_TEAM = "Computational Linguistics Lab of the University of Somewhere"
 DEV = ("comp", "labels", "dev")
 BOARD = "/c/comp/labels/dev"
 SINGLE = "/c/comp/labels/single"
@@ -62,12 +64,15 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         make_user(session, "olga", organizer=True)
         for name in TEAMS:
             tokens[name] = users.issue_token(session, make_user(session, name), "test")
-        make_competition(
+        competition = make_competition(
             session,
             organizers=("olga",),
             scorer="famus-sv",
             phases=(phase_spec(gold=gold), phase_spec("single", gold=gold)),
         )
+        bob = users.find_user(session, "bob")
+        assert bob is not None
+        teams.create_team(session, bob, competition, LONG_TEAM)
 
     with live_server(tmp_path_factory.mktemp("readable"), seed) as url:
         ids = tuple(
@@ -141,6 +146,62 @@ def _hints_match_overflow(page) -> bool:  # type: ignore[no-untyped-def]
             b.previousElementSibling.classList.contains('scroll-hint') && !b.previousElementSibling.hidden])"""
     )
     return bool(states) and all(overflows == hinted for overflows, hinted in states)
+
+
+def _cut_columns(page, table: str, columns: tuple[str, ...]) -> list[str]:  # type: ignore[no-untyped-def]
+    """The cells of the named columns (by the start of their heading) that a person does not see whole without
+    scrolling: outside the table's scroll box or the window, or shortened (an ellipsis)."""
+    return list(
+        page.evaluate(
+            """([tableSel, names]) => {
+                const table = document.querySelector(tableSel);
+                const heads = [...table.querySelectorAll('thead th')].map(h => h.textContent.trim());
+                const box = table.closest('.table-scroll').getBoundingClientRect();
+                const cut = [];
+                for (const name of names) {
+                    const at = heads.findIndex(h => h.startsWith(name));
+                    if (at < 0) { cut.push(`${name}: no such column in ${heads}`); continue; }
+                    for (const row of table.querySelectorAll('tbody tr')) {
+                        const cell = row.children[at], r = cell.getBoundingClientRect();
+                        if (r.width === 0 || r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.left < -0.5
+                            || r.right > window.innerWidth + 0.5 || cell.scrollWidth > cell.clientWidth + 1) {
+                            cut.push(`${name}: ${cell.textContent.trim()}`);
+                        }
+                    }
+                }
+                return cut;
+            }""",
+            [table, list(columns)],
+        )
+    )
+
+
+def test_at_1400_px_what_a_participant_came_for_is_in_sight_without_scrolling(site: Site) -> None:
+    """A laptop's width is used: the submissions' status and score, the board's team (named in full) and
+    tied group are in sight as the page opens, long method names and many metric columns notwithstanding;
+    the chart's legend lies inside the chart."""
+    with open_browser() as browser:
+        page = log_in(browser, site.url, "bob", width=1400)
+        page.goto(site.url + "/submissions")
+        assert _cut_columns(page, "main table", ("Status", "Score")) == []
+        page.goto(site.url + BOARD + "/submissions")
+        assert _cut_columns(page, "main table", ("Status", "f1")) == []
+        page.goto(site.url + BOARD)
+        assert page.locator("table.board th.sticky", has_text=LONG_TEAM).count() == 1
+        assert _cut_columns(page, "table.board", ("#", "Team", "f1", "Tied group")) == []
+        main = page.locator("main").bounding_box()
+        assert main and main["width"] >= 1300, "the content uses the window's width"
+
+        page.goto(site.url + BOARD + "/progress.svg")
+        legend = page.evaluate(
+            """() => {
+                const chart = document.documentElement.getBoundingClientRect();
+                const r = document.querySelector('g[id^="legend"]').getBoundingClientRect();
+                return [r.left >= chart.left - 0.5, r.right <= chart.right + 0.5, r.top >= chart.top - 0.5,
+                        r.bottom <= chart.bottom + 0.5, r.width > 0];
+            }"""
+        )
+        assert legend == [True] * 5, "the legend lies inside the chart"
 
 
 @pytest.mark.parametrize("width", [1400, 400])
