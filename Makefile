@@ -51,6 +51,8 @@ lock:
 	  echo "# --constraint in the Makefile, the Dockerfile and so CI). pyproject.toml keeps the ranges."; \
 	  $(LOCK_VENV)/bin/python -m pip freeze --all --exclude podium | sed -E 's/\+[A-Za-z0-9.]+$$//'; \
 	} > constraints.txt
+	@# The CUDA build of torch (the GPU image's) adds packages that a CPU installation lacks: pin them too.
+	$(LOCK_VENV)/bin/python docker/gpu_constraints.py
 	rm -rf $(LOCK_VENV)
 	@# Every pin must install on every Python 3.11 (some releases need a later 3.11.x): hold those back by hand.
 	{ $(PYTHON) docker/requirements.py; $(PYTHON) docker/requirements.py --extras test,baselines; } > $(VENV)-lock.txt
