@@ -8,12 +8,14 @@ gold. Both attacks worked once:
    a handful of free refusals gave away the detection answers.
 2. **FAMuS CDAE cost oracle.** A file near the size budget was refused with "would cost N string comparisons",
    N counting the gold mentions of each role the file filled: moving the number of fillers told, role by
-   role, how many gold mentions a document has.
+   role, how many gold mentions a document has. The count now takes the phase's largest gold role, one figure
+   the phase publishes with its format, for every role.
 
 Here an organizer puts a competition online through the API whose phases ``a`` and ``b`` publish the same
-inputs (sentences, docids) with different answers, and a participant attacks both. Each upload of the
-enumeration is accepted and scored, and no answer names a sentence; the cost probes get the same answer,
-byte for byte, from both phases, and the refusal's number is what the submission alone costs.
+inputs (sentences, docids, the largest CDAE gold role) with different answers, and a participant attacks both.
+Each upload of the enumeration is accepted and scored, and no answer names a sentence; the cost probes get the
+same answer, byte for byte, from both phases, and the refusal's number is what the submission costs against the
+published figure.
 """
 
 from __future__ import annotations
@@ -52,15 +54,20 @@ def _svident_gold(seed: int) -> bytes:
     return make_gold(rows)
 
 
-#: The CDAE instances both phases publish: docid, frame and role names. Phase ``a``'s gold fills role Agent of
-#: D1 with one mention, phase ``b``'s with three; the rest is alike.
+#: The CDAE instances both phases publish: docid, frame and role names, and the largest gold role (D2's Suspect:
+#: 3 mentions of 6 tokens). Phase ``a``'s gold fills role Agent of D1 with one mention, phase ``b``'s with three;
+#: the rest is alike.
 def _cdae_gold(agents: int) -> bytes:
+    suspects = [[["the man"]], [["a thief"]], [["his friend"]]]
     lines = [
         {
             "docid": "D1",
             "templates": [{"incident_type": "Hiring", "Agent": [[[f"person {i}"]] for i in range(agents)]}],
         },
-        {"docid": "D2", "templates": [{"incident_type": "Arrest", "Agent": [[["the police"]]], "Time": []}]},
+        {
+            "docid": "D2",
+            "templates": [{"incident_type": "Arrest", "Agent": [[["the police"]]], "Suspect": suspects, "Time": []}],
+        },
     ]
     return "\n".join(json.dumps(line) for line in lines).encode()
 
@@ -165,14 +172,17 @@ def _probe(fillers: int) -> dict[str, Any]:
 def test_the_cdae_cost_oracle_learns_nothing(server: LiveServer) -> None:
     # The attack moves the number of fillers of one role across the budget and reads the answers. Both phases
     # must answer alike, and the refusal's count is the submission's own bound: the clean-up pairs n(n-1)/2 plus
-    # n fillers times the most mentions any gold may hold for a role (max_gold_mentions_per_role, 20).
+    # n fillers times the mentions of the largest gold role, 3, which both phases publish alike.
+    notes = [httpx.get(server.api(f"competitions/secrecy/tasks/cdae/phases/{p}"), timeout=TIMEOUT) for p in PHASES]
+    assert notes[0].json()["format_notes"] == notes[1].json()["format_notes"]
+    assert "largest role of this phase's gold in one document holds 3 mentions of 6 tokens" in notes[0].text
     answers: dict[str, list[tuple[int, Any]]] = {phase: [] for phase in PHASES}
-    for fillers in range(12, 18):
+    for fillers in range(23, 29):
         for phase in PHASES:
             answer = send(server, "cdae", phase, _probe(fillers))
             body = answer.json()
             answers[phase].append((answer.status_code, body if answer.status_code == 422 else None))
-            cost = fillers * (fillers - 1) // 2 + 20 * fillers
+            cost = fillers * (fillers - 1) // 2 + 3 * fillers
             if cost > CDAE_OPTIONS["max_comparisons"]:
                 assert answer.status_code == 422, answer.text
                 assert f"would cost {cost} string comparisons" in body["problems"][0]["message"]
