@@ -121,8 +121,12 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy scorers leaderboard baselines sandbox codalab
 
+# The tests in parallel (pytest-xdist): most of them wait on servers, browsers, workers and leases,
+# so more workers than cores pay off; tests sharing a module's fixture stay on one worker
+# (tests/conftest.py). TEST_WORKERS=0 runs them in this one process.
+TEST_WORKERS ?= 4
 test: lint /usr/bin/chromium /usr/bin/bwrap runtimes $(AXE_DIR)/node_modules/axe-core/axe.min.js
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # The screenshots of the main pages in docs/screenshots/ (1400 px and 400 px), from a real seeded server.
 screenshots: $(VENV)/.installed /usr/bin/chromium

@@ -1,4 +1,5 @@
-"""Shared test helpers: where ../shared lives, and a skip with a clear reason when it is absent."""
+"""Shared test helpers: where ../shared lives, and a skip with a clear reason when it is absent; how
+the tests are spread over parallel workers."""
 
 from __future__ import annotations
 
@@ -26,3 +27,17 @@ def require_shared(*parts: str) -> Path:
 @pytest.fixture
 def shared() -> Path:
     return require_shared()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``pytest -n N --dist loadgroup`` (``make test``), keep together the tests that share a
+    fixture wider than one test (a module's server, browser or schema): each such module runs on one
+    worker, which builds the fixture once. Every other test goes wherever a worker is free; what the
+    tests use on this machine (databases, broker queues, ports, folders) is unique per test or per
+    worker already."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        definitions = info.name2fixturedefs.values() if info is not None else ()
+        if any(d.scope in ("module", "class", "package") for defs in definitions for d in defs):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
