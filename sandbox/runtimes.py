@@ -140,25 +140,29 @@ def runtime_at(path: Path | str) -> Runtime:
 
 
 _readable: set[Path] = set()
+#: How many levels below a runtime's folder ``check_readable`` looks.
+CHECK_DEPTH = 4
 
 
 def check_readable(runtime: Runtime) -> None:
-    """Raise ``RuntimeProblem`` naming the first folder or file of the runtime that other users cannot read.
+    """Raise ``RuntimeProblem`` naming a folder or file of the runtime that other users cannot read.
 
     When the runner is root the program runs as a user of its own, for whom only the "others" permission
-    bits count. A runtime found readable is not walked again by this process.
+    bits count. What is looked at is every entry down to ``CHECK_DEPTH`` levels (``lib/python3.X/site-packages``
+    and each package in it; a package installed with a private umask has its folder so): every file would
+    cost a second at a worker's first run. A runtime found readable is not looked at again by this process.
     """
     for folder in runtime.folders:
         if folder in _readable:
             continue
-        for top, _dirs, files in os.walk(folder):
-            for path, needed in [(top, stat.S_IROTH | stat.S_IXOTH)] + [
-                (os.path.join(top, f), stat.S_IROTH) for f in files
-            ]:
+        for top, dirs, files in os.walk(folder):
+            depth = len(Path(top).relative_to(folder).parts)
+            for path in [top] + [os.path.join(top, name) for name in dirs + files]:
                 try:
                     mode = os.lstat(path).st_mode
                 except OSError:
                     continue
+                needed = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) else 0)
                 if not stat.S_ISLNK(mode) and mode & needed != needed:
                     raise RuntimeProblem(
                         f"the sandbox's user cannot read {path} (mode {stat.S_IMODE(mode):04o}) "
@@ -166,6 +170,8 @@ def check_readable(runtime: Runtime) -> None:
                         "programs run as a user of their own, so every folder of a runtime must be readable and "
                         f"searchable, and every file readable, by all users (chmod -R o+rX {folder})"
                     )
+            if depth >= CHECK_DEPTH - 1:
+                dirs[:] = []
         _readable.add(folder)
 
 
