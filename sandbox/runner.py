@@ -259,9 +259,9 @@ def run(
     if isolation == "bwrap":
         uid = sandbox_uid()
         _probe(uid is not None)
-        if runtime is not None and uid is not None:
+        if runtime is not None:
             try:
-                check_readable(runtime)
+                check_readable(runtime, others=uid is not None)
             except RuntimeProblem as exc:
                 raise SandboxUnavailable(str(exc)) from None
         hand_over(binds, uid)

@@ -144,8 +144,11 @@ _readable: set[Path] = set()
 CHECK_DEPTH = 4
 
 
-def check_readable(runtime: Runtime) -> None:
+def check_readable(runtime: Runtime, *, others: bool = True) -> None:
     """Raise ``RuntimeProblem`` naming a folder or file of the runtime that other users cannot read.
+
+    With ``others`` False (an unprivileged runner, whose own user the program runs as), only whether this
+    process can enter the runtime's folders is looked at.
 
     When the runner is root the program runs as a user of its own, for whom only the "others" permission
     bits count. What is looked at is every entry down to ``CHECK_DEPTH`` levels (``lib/python3.X/site-packages``
@@ -153,7 +156,12 @@ def check_readable(runtime: Runtime) -> None:
     cost a second at a worker's first run. A runtime found readable is not looked at again by this process.
     """
     for folder in runtime.folders:
-        if folder in _readable:
+        if not others and not os.access(folder, os.R_OK | os.X_OK):
+            raise RuntimeProblem(
+                f"the sandbox cannot read the runtime {folder}: the server's user must be able to read and enter "
+                "every folder of a runtime"
+            )
+        if folder in _readable or not others:
             continue
         for top, dirs, files in os.walk(folder):
             depth = len(Path(top).relative_to(folder).parts)

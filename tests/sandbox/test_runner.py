@@ -143,10 +143,10 @@ root = Path(tempfile.mkdtemp())
 out, logs = root / "out", root / "logs"
 out.mkdir(); logs.mkdir()
 report = {}
-def attempt(name, script, **limits):
+def attempt(name, script, runtime=None, **limits):
     result = run(["python3", "-c", script], [Bind(out, "/app/output", writable=True)], cwd="/app/output",
                  logs=logs, limits=Limits(**{"wall_seconds": 5, "require_cgroup": False, **limits}),
-                 runtime=runtime_at("/usr"))
+                 runtime=runtime or runtime_at("/usr"))
     report[name] = {"ok": result.ok, "timed_out": result.timed_out, "stdout": result.stdout.decode()}
 attempt("network", "import socket\\ntry:\\n socket.create_connection(('127.0.0.1', 5432), 1); print('connected')\\n"
         "except OSError: print('refused')")
@@ -156,6 +156,14 @@ attempt("write", "import os\\nfor p in ['/usr/x', '/x', '/etc/x']:\\n try: open(
         " except OSError: pass\\nopen('/app/output/y', 'w').write('y'); print('done')")
 attempt("userns", "import subprocess\\nnested = subprocess.run(['unshare', '-U', 'true']).returncode == 0\\n"
         "print('nested' if nested else 'refused')")
+private = root / "private-runtime"  # a runtime this user may enter but not read
+(private / "bin").mkdir(parents=True)
+(private / "bin" / "python3").symlink_to("/usr/bin/python3")
+private.chmod(0o311)
+try:
+    attempt("private", "print(1)", runtime=runtime_at(private))
+except SandboxUnavailable as exc:
+    report["private"] = str(exc)
 try:  # no cgroup of its own for this user: refused unless allowed
     run(["true"], [], cwd="/", logs=logs, limits=Limits(wall_seconds=5), runtime=runtime_at("/usr"))
     report["cgroup"] = "ran"
@@ -197,4 +205,5 @@ def test_unprivileged_runner() -> None:
     assert int(report["fork"]["stdout"].strip()) < 20
     assert report["write"]["stdout"].strip() == "done"
     assert report["userns"]["stdout"].strip() == "refused"
+    assert "cannot read the runtime" in report["private"] and "private-runtime" in report["private"]
     assert "cannot be made" in report["cgroup"] and "PODIUM_SANDBOX_ALLOW_NO_CGROUP=true" in report["cgroup"]
