@@ -16,9 +16,11 @@ of ``/etc``, a fresh ``/proc`` of the sandbox's own PID namespace and minimal ``
 ``/tmp`` and ``/dev/shm`` of a fixed size that hold nothing when the program starts, the runtime
 read-only at ``/runtime``, the binds the caller names (at paths it chooses, never below those private
 file systems), a clean environment, loopback as the only network, and the whole sandbox killed when the
-runner or bwrap dies. No path of the host is shown: the runtime and the binds are seen at neutral
-paths, and bwrap reads its command line from a pipe (``--args``), so the sandbox's first process, whose
-command line the program can read, names none.
+runner or bwrap dies. No path of the host is in the sandbox's tree or its command lines: the runtime
+and the binds are seen at neutral paths, and bwrap reads its options from a memory file (``--args``), so
+the sandbox's first process, whose command line the program can read, names none. (The mount table,
+``/proc/self/mountinfo``, still gives each bind's source as its path within its own file system: the
+kernel shows it for every bind mount, so keep runtimes and work folders at paths that say nothing.)
 """
 
 from __future__ import annotations
