@@ -6,10 +6,12 @@ of several may leave it. The allowance stays with the team and its submissions: 
 a team and is no longer in it may only rejoin that team in the competition (never found one, join
 another or get a fresh team of one), so leaving and coming back never resets a limit.
 
-Team names are unique per competition as people read them: compared by ``Team.name_key`` (NFKC,
-casefolded), which a unique index holds, so ``Équipe`` and ``équipe`` are one name on every
-database. Two creations (or renames) to one name at once both pass the check; the index refuses the
-second, and that refusal is the same 409 as the check's.
+Team names are unique per competition as people see them: compared by ``Team.name_key``, their
+confusable skeleton (``team_name_key``: Unicode TS #39, NFKC, casefolded), which a unique index holds,
+so ``vіctim`` with a Cyrillic ``і`` cannot pose as ``victim``, nor ``Équipe`` as ``équipe``, on every
+database. A name too similar to another team's is refused with a 409 naming that team. Two creations
+(or renames) to one name at once both pass the check; the index refuses the second, and that refusal
+is the same 409 as the check's.
 """
 
 from __future__ import annotations
@@ -49,11 +51,16 @@ def founder(session: Session, team: Team) -> User | None:
     return found[0] if found else None
 
 
-def _name_taken(session: Session, competition_id: int, name: str, *, besides: int | None = None) -> bool:
+def _holder(session: Session, competition_id: int, name: str, *, besides: int | None = None) -> Team | None:
+    """The team whose name looks like ``name`` (has its key) in the competition, other than ``besides``."""
     clause = [Team.competition_id == competition_id, Team.name_key == team_name_key(name)]
     if besides is not None:
         clause.append(Team.id != besides)
-    return bool(session.scalar(select(exists().where(*clause))))
+    return session.scalar(select(Team).where(*clause).limit(1))
+
+
+def _name_taken(session: Session, competition_id: int, name: str, *, besides: int | None = None) -> bool:
+    return _holder(session, competition_id, name, besides=besides) is not None
 
 
 def _checked_name(name: str) -> str:
@@ -66,6 +73,8 @@ def _checked_name(name: str) -> str:
         problem = "contains a NUL character"
     elif len(team_name_key(name)) > MAX_TEAM_NAME_KEY:
         problem = "too long once its characters are normalized"
+    elif not team_name_key(name):
+        problem = "has no visible letters, digits or signs"
     if problem:
         raise InvalidInput("invalid team name", [{"where": "name", "message": problem}])
     return name
@@ -75,16 +84,27 @@ def _checked_name(name: str) -> str:
 def _unique_name(session: Session, competition: Competition, name: str, besides: int | None = None) -> Iterator[None]:
     """Check that ``name`` is free, then run the block that takes it; the unique index refusing it
     (another request took it in between) is the same 409."""
-    taken = Conflict(f"the team name {name!r} is taken in {competition.slug!r}", code="name_taken")
-    if _name_taken(session, competition.id, name, besides=besides):
-        raise taken
+    holder = _holder(session, competition.id, name, besides=besides)
+    if holder is not None:
+        raise _taken(name, holder, competition)
     try:
         with session.begin_nested():
             yield
     except IntegrityError:
-        if _name_taken(session, competition.id, name, besides=besides):
-            raise taken from None
+        holder = _holder(session, competition.id, name, besides=besides)
+        if holder is not None:
+            raise _taken(name, holder, competition) from None
         raise
+
+
+def _taken(name: str, holder: Team, competition: Competition) -> Conflict:
+    if holder.name.casefold() == name.casefold():
+        return Conflict(f"the team name {name!r} is taken in {competition.slug!r}", code="name_taken")
+    return Conflict(
+        f"the team name {name!r} is too similar to the name of the team {holder.name!r} in {competition.slug!r}"
+        " (names that look alike are one name)",
+        code="name_taken",
+    )
 
 
 def _refuse_if_bound(session: Session, user: User, competition_id: int, joining: int | None = None) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import unicodedata
 from datetime import datetime
 
+from disarm import skeleton_key
 from sqlalchemy import ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship, validates
 
@@ -75,9 +76,16 @@ MAX_TEAM_NAME_KEY = 400
 
 
 def team_name_key(name: str) -> str:
-    """What two team names are compared by: NFKC-normalized and casefolded (``"Équipe"`` and
-    ``"équipe"``, ``"Straße"`` and ``"STRASSE"`` are one name), the Unicode "NFKC_Casefold" way."""
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    """What two team names are compared by: the confusable skeleton (Unicode TS #39, by ``disarm``) of the
+    name NFKC-normalized and casefolded, so that names people cannot tell apart are one name: ``"vіctim"``
+    (a Cyrillic ``і``) and ``"victim"``, ``"team1"`` and ``"teaml"``, and, as before, ``"Équipe"`` and
+    ``"équipe"`` or ``"Straße"`` and ``"STRASSE"``; invisible characters are dropped. Case is folded first,
+    as names are compared whatever their case (TS #39 alone would tell ``ICE`` from ``ice``: ``I`` looks
+    like ``l``). A change of the key, a new ``disarm`` release included, needs a migration that recomputes
+    the keys (as 0010 does)."""
+    return skeleton_key(
+        unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold()), digit_policy="tr39"
+    )
 
 
 class Team(Base):
