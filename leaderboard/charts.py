@@ -18,6 +18,7 @@ Each chart has an ``*_alt_text`` helper that says in words what it shows, for ``
 from __future__ import annotations
 
 import io
+import math
 import threading
 import unicodedata
 import warnings
@@ -35,7 +36,7 @@ from matplotlib.ticker import PercentFormatter
 from matplotlib.typing import RcKeyType
 
 from leaderboard.ranking import Candidate, EntrantKey, Rules, metric_value, utc
-from leaderboard.tables import natural_key, percent
+from leaderboard.tables import LARGE, Column, natural_key, percent
 
 #: Settings in force while a chart renders (see the module docstring).
 _RC: dict[RcKeyType, Any] = {
@@ -71,6 +72,14 @@ def score_limits(values: Iterable[float]) -> tuple[float, float] | None:
         return None
     pad = max((high - low) * 0.1, 0.02)
     return max(0.0, low - pad), min(1.0, high + pad)
+
+
+def value_exponent(values: Iterable[float]) -> int:
+    """The power of ten the values are drawn in units of: 0 for ordinary ones, the largest's for values from
+    ``LARGE`` on. matplotlib computes its axis from the span of the data, which overflows to infinity for
+    values near the largest float (``-1e308`` to ``1e308``), and then fails; scaled, any finite value draws."""
+    largest = max((abs(v) for v in values), default=0.0)
+    return math.floor(math.log10(largest)) if largest >= LARGE else 0
 
 
 def time_limits(start: datetime, end: datetime) -> tuple[datetime, datetime]:
@@ -149,14 +158,17 @@ def progress_series(candidates: Iterable[Candidate], rules: Rules) -> list[Serie
     return series
 
 
-def _progress_figure(figure: Figure, series: list[Series], metric: str, until: datetime | None) -> None:
+def _progress_figure(figure: Figure, series: list[Series], metric: str, until: datetime | None, fraction: bool) -> None:
     shown = series[:MAX_SERIES]
     height = 3.4 + 0.22 * len(shown)  # one legend line per entrant, below the plot
     figure.set_size_inches(WIDTH_INCHES, height)
     ax = figure.add_subplot()
-    ax.set_ylabel(metric)
+    exponent = value_exponent(v for s in shown for _, v in s.points)
+    scale = 10.0**exponent
+    ax.set_ylabel(f"{metric} (× 1e{exponent})" if exponent else metric)
     ax.set_xlabel("Upload time (UTC)")
-    ax.yaxis.set_major_formatter(PercentFormatter(xmax=1.0))
+    if fraction and not exponent:
+        ax.yaxis.set_major_formatter(PercentFormatter(xmax=1.0))
     ax.grid(True, alpha=0.3)
     if not shown:
         ax.text(0.5, 0.5, "No scored submissions yet", ha="center", va="center", transform=ax.transAxes)
@@ -166,19 +178,19 @@ def _progress_figure(figure: Figure, series: list[Series], metric: str, until: d
     ends = [s.points[-1][0] for s in series] + ([utc(until)] if until is not None else [])
     end = max(ends)
     start = min(s.points[0][0] for s in shown)
-    scores = [v for s in shown for _, v in s.points]
+    scores = [v / scale for s in shown for _, v in s.points]
     for s in shown:
         # numpy datetime64 is naive; the points are UTC already, and the axis shows UTC.
         moments = [t for t, _ in s.points] + [max(end, s.points[-1][0])]
         times = np.array([t.replace(tzinfo=None) for t in moments], dtype="datetime64[us]")
-        values = [v for _, v in s.points] + [s.points[-1][1]]
+        values = [v / scale for _, v in s.points] + [s.points[-1][1] / scale]
         style = "--" if s.baseline else "-"
         # Not clipped: a score of 100 % sits on the axis' top edge, drawn whole.
         (line,) = ax.step(
             times, values, where="post", linestyle=style, linewidth=1.8, label=label(s.label), clip_on=False
         )
         ax.plot(times[:-1], values[:-1], "o", color=line.get_color(), markersize=4, clip_on=False)
-    limits = score_limits(scores)
+    limits = score_limits(scores) if fraction else None
     if limits is not None:
         ax.set_ylim(*limits)
     low, high = time_limits(start, end)
@@ -206,18 +218,27 @@ def _progress_figure(figure: Figure, series: list[Series], metric: str, until: d
 
 
 def progress_chart(
-    candidates: Iterable[Candidate], rules: Rules, *, metric_label: str | None = None, until: datetime | None = None
+    candidates: Iterable[Candidate],
+    rules: Rules,
+    *,
+    metric_label: str | None = None,
+    until: datetime | None = None,
+    column: Column | None = None,
 ) -> bytes:
     """SVG of the best primary score over time, one step line per team (dashed for baselines).
 
     Lines run to ``until`` (default: the last upload shown); at most ``MAX_SERIES`` entrants, best first.
+    ``column``: the primary metric's column, whose format the axis follows (default: a fraction, in percent).
     """
     series = progress_series(candidates, rules)
-    return _draw(_progress_figure, series, label(metric_label or rules.primary, METRIC_LIMIT), until)
+    fraction = column.fraction if column is not None else True
+    return _draw(_progress_figure, series, label(metric_label or rules.primary, METRIC_LIMIT), until, fraction)
 
 
-def progress_alt_text(candidates: Iterable[Candidate], rules: Rules, *, metric_label: str | None = None) -> str:
-    """What the progress chart shows, in one or two sentences."""
+def progress_alt_text(
+    candidates: Iterable[Candidate], rules: Rules, *, metric_label: str | None = None, column: Column | None = None
+) -> str:
+    """What the progress chart shows, in one or two sentences, its numbers written as the table writes them."""
     series = progress_series(candidates, rules)
     metric = metric_label or rules.primary
     if not series:
@@ -225,9 +246,11 @@ def progress_alt_text(candidates: Iterable[Candidate], rules: Rules, *, metric_l
     leader = series[0]
     moment = leader.points[-1][0].strftime("%Y-%m-%d %H:%M UTC")
     shown = min(len(series), MAX_SERIES)
+    best = column.format(leader.best) if column is not None else percent(leader.best)
+    unit = "%" if column is None or column.fraction else ""
     return (
         f"Step chart of the best {metric} over time for {shown} of {len(series)} entrants. "
-        f"Leading: {label(leader.label)} with {percent(leader.best)}%, reached {moment}."
+        f"Leading: {label(leader.label)} with {best}{unit}, reached {moment}."
     )
 
 

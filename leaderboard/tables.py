@@ -13,7 +13,6 @@ errors, correlations) and anything else a breakdown carries (counts such as ``go
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,28 +21,18 @@ from typing import TYPE_CHECKING, Any
 
 from leaderboard.ranking import Entry, metric_value, utc
 
+# The one rule that writes a metric's value lives beside the metric's declaration; re-exported for the tables' callers.
+from scorers.description import LARGE as LARGE
+from scorers.description import MISSING as MISSING
+from scorers.description import metric_text as metric_text
+from scorers.description import percent as percent
+from scorers.description import plain_number as plain_number
+
 if TYPE_CHECKING:
     from scorers.description import ScorerDescription
 
 ARROW_UP = "↑"
 ARROW_DOWN = "↓"
-MISSING = "–"
-
-
-def percent(value: float | None) -> str:
-    """A fraction as a percentage with two decimals (``0.61254`` -> ``"61.25"``); ``"–"`` for no value."""
-    if value is None or math.isnan(value):
-        return MISSING
-    return f"{value * 100:.2f}"
-
-
-def plain_number(value: float | None) -> str:
-    """A count or other non-fraction: integers without decimals, others with up to four."""
-    if value is None or math.isnan(value):
-        return MISSING
-    if value.is_integer():
-        return str(int(value))
-    return f"{value:.4f}".rstrip("0")
 
 
 def arrow(higher_is_better: bool) -> str:
@@ -99,11 +88,7 @@ class Column:
         return "percent" if self.fraction else "number"
 
     def format(self, value: float | None) -> str:
-        if self.fraction:
-            return percent(value)
-        if self.decimals is None or value is None or math.isnan(value):
-            return plain_number(value)
-        return f"{value:.{self.decimals}f}"
+        return metric_text(value, fraction=self.fraction, decimals=self.decimals)
 
 
 @dataclass(frozen=True)
@@ -143,7 +128,7 @@ def metric_column(description: ScorerDescription, name: str, *, dimension: str |
     if spec is None:
         return Column(name, f"{prefix}{name}", None, "", dimension, key if dimension is not None else None)
     better = spec.higher_is_better
-    label = f"{prefix}{name} {arrow(better)}"
+    label = f"{prefix}{spec.label} {arrow(better)}"
     where = key if dimension is not None else None
     return Column(name, label, better, spec.meaning, dimension, where, spec.fraction, spec.decimals)
 

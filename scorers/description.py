@@ -1,4 +1,6 @@
-"""What a scorer declares about itself, as typed values: its metrics and its whole description.
+"""What a scorer declares about itself, as typed values: its metrics and its whole description, and the one
+rule by which a metric's value is written for people (``metric_text``), which tables, pages, charts and the
+commands all follow.
 
 ``ScorerDescription`` is what ranking (``leaderboard.ranking.Rules``), tables and exports, the pages, the
 API and the ``podium scorers`` command read about a scorer: its primary and secondary metrics, their
@@ -7,10 +9,62 @@ meanings and directions, its formats and options. ``to_dict`` gives the same as 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from scorers.options import OptionSpec
+
+#: What a table shows for no value.
+MISSING = "–"
+#: From this size on a number is written with an exponent (``1.2e+20``): its digits say nothing more, and a
+#: value as large as a float may be (``1e308``) would otherwise fill the page with them.
+LARGE = 1e15
+
+
+def _special(value: float | None) -> str | None:
+    """The text of a value that is no ordinary number: none, NaN or an infinity."""
+    if value is None or math.isnan(value):
+        return MISSING
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    return None
+
+
+def percent(value: float | None) -> str:
+    """A fraction as a percentage with two decimals (``0.61254`` -> ``"61.25"``); ``"–"`` for no value.
+
+    A value far outside [0, 1] (only a program's column can hold one) is written with an exponent, computed
+    exactly (``1e308`` -> ``"1.00e+310"``), where multiplying the float by 100 would overflow to infinity."""
+    special = _special(value)
+    if special is not None or value is None:
+        return special or MISSING
+    if abs(value) * 100 >= LARGE:
+        return f"{Decimal(value) * 100:.2e}"
+    return f"{value * 100:.2f}"
+
+
+def plain_number(value: float | None, decimals: int | None = None) -> str:
+    """A count or other non-fraction: with ``decimals`` when its metric declares them, else integers without
+    decimals and others with up to four; from ``LARGE`` on with an exponent."""
+    special = _special(value)
+    if special is not None or value is None:
+        return special or MISSING
+    if abs(value) >= LARGE:
+        return f"{value:.{decimals}e}" if decimals is not None else f"{value:.4g}"
+    if decimals is not None:
+        return f"{value:.{decimals}f}"
+    if value.is_integer():
+        return str(int(value))
+    return f"{value:.4f}".rstrip("0")
+
+
+def metric_text(value: float | None, *, fraction: bool, decimals: int | None = None) -> str:
+    """The one way a metric's value is written for people, on every page, table, chart and in the command
+    line: a fraction (its metric declares it lies in [0, 1]) as a percentage with two decimals, any other
+    number as ``plain_number`` writes it with the decimals its metric declares."""
+    return percent(value) if fraction else plain_number(value, decimals)
 
 
 @dataclass(frozen=True)
@@ -27,6 +81,17 @@ class MetricSpec:
     fraction: bool = True
     #: Decimals a plain number is shown with (a scoring program's column with a ``numeric_format``); None: up to four.
     decimals: int | None = None
+    #: What tables and pages head its column with (a scoring program's column title); empty: its name.
+    title: str = ""
+
+    @property
+    def label(self) -> str:
+        """The column's heading: its title, else its name."""
+        return self.title or self.name
+
+    def text(self, value: float | None) -> str:
+        """``value`` as every table, page, chart and command writes it (``metric_text``)."""
+        return metric_text(value, fraction=self.fraction, decimals=self.decimals)
 
     @property
     def format(self) -> str:
@@ -42,6 +107,8 @@ class MetricSpec:
         }
         if self.decimals is not None:
             out["decimals"] = self.decimals
+        if self.title:
+            out["title"] = self.title
         return out
 
 

@@ -143,6 +143,7 @@ class ProgramScorer(Scorer[ProgramGold, NothingPublic, bytes]):
                 bool(c.get("higher_is_better", True)),
                 fraction=False,
                 decimals=c["decimals"] if isinstance(c.get("decimals"), int) else None,
+                title=str(c.get("title") or ""),
             )
             for c in columns
         )

@@ -4,6 +4,7 @@ their sample result submissions scored by their own programs with the numbers th
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,8 +21,17 @@ from app.services.accounts import users
 from app.storage.db import Database
 from codalab.program import TEAM_FAILURE
 from tests.app.builders import make_user
+from tests.app.web.browser import serving
 from tests.app.web.test_pages import login
-from tests.codalab.reference import bundle, by_hand, legacy_runtime, runtimes_table, v2_result, v15_result
+from tests.codalab.reference import (
+    bundle,
+    by_hand,
+    legacy_runtime,
+    runtimes_table,
+    v2_result,
+    v15_result,
+    zip_files,
+)
 from tests.conftest import require_shared
 
 pytestmark = pytest.mark.slow
@@ -120,6 +130,42 @@ def test_the_codabench_bundle_imports_through_the_api_and_scores_as_its_program_
     assert "code submissions are not run yet" in page
 
 
+def test_a_program_phase_writes_a_score_alike_on_the_board_the_organizers_table_and_the_command_line(
+    db: Database, server: TestClient, tmp_path: Path
+) -> None:
+    """One rule per metric: the bundle's column titles, and a program's number never shown as a percentage."""
+    people = tokens(db)
+    create(server, people["olga"], reference_zip("competition_v2_multi_task.zip"))
+    assert server.post(f"/api/v1/competitions/{V2}/participation", headers=people["ada"]).status_code == 200
+    assert server.post(f"/api/v1/competitions/{V2}/participants/ada/approve", headers=people["olga"]).status_code == 200
+    folder = bundle("competition_v2_multi_task.zip", tmp_path / "bundle")
+    labels = (folder / "first" / "reference_data" / "testing_label").read_text().split()
+    wrong = ["1" if label == "0" else "0" for label in labels[:7]]  # 33 of 40 right
+    result = zip_files(
+        {"prediction": "\n".join(wrong + labels[7:]).encode(), "metadata.json": json.dumps({"duration": 2}).encode()}
+    )
+    ref = f"{V2}/wheat-seed-first-task/{V2_PHASE}"
+    scored = submit(
+        server, people["ada"], f"/api/v1/competitions/{V2}/tasks/wheat-seed-first-task/phases/{V2_PHASE}", result
+    )
+    assert scored["metrics"] == {"accuracy": 0.825, "duration": 2.0}
+
+    board = server.get(f"/c/{ref}").text
+    assert "Prediction score ↑" in board and "Duration ↑" in board
+    assert ">0.825<" in board and "82.50" not in board and "Scores in percent" not in board
+    login(server, "olga")
+    organize = server.get(f"/c/{ref}/organize").text
+    assert ">Prediction score</th>" in organize and ">0.825</td>" in organize
+    details = server.get(f"/submissions/{scored['id']}").text
+    assert "Prediction score ↑" in details and ">0.825<" in details
+    with serving(db.url, tmp_path / "server.log") as url:
+        shown = CliRunner().invoke(cli, ["leaderboard", "--server", url, "--task", ref])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    assert lines[0] == f"{ref}: ranked by Prediction score"
+    assert lines[1].split()[:3] == ["1", "0.825", "ada"]
+
+
 def _renamed_program(data: bytes) -> bytes:
     """The CodaLab bundle with its phases naming scoring_program.zip (the folder they name fails in Python 3)."""
     source = zipfile.ZipFile(io.BytesIO(data))
@@ -183,3 +229,6 @@ def test_the_codalab_bundle_with_its_zipped_program_scores_as_by_hand(
     scored = submit(server, people["ada"], url, result)
     assert (scored["status"], scored["metrics"]) == ("scored", expected)
     assert expected["prediction_score"] > 0
+    # The columns' titles, and their numeric_format: digits after the point.
+    board = server.get(f"/c/{slug}/{slug}/final-phase").text
+    assert "Prediction score ↑" in board and f">{expected['prediction_score']:.4f}<" in board

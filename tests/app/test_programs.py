@@ -202,6 +202,27 @@ def test_scores_podium_cannot_store_are_the_programs_failure_at_the_teams_cost(
     assert again.json()["quota"]["total_used"] == 2  # charged, not refunded
 
 
+def test_the_largest_finite_scores_show_as_numbers_and_the_chart_still_draws(
+    db: Database, program_client: TestClient
+) -> None:
+    setup(
+        db,
+        program_phase(gold=bundle_file("gold.zip", tiny.gold(TRUTH, ECHO_PY))),
+        scorer="program",
+        scorer_options=tiny.OPTIONS,
+    )
+    for team, value in (("ada", "0.5"), ("ada", "1e308"), ("bob", "-1.7e308")):
+        scored = send(program_client, auth(db, team), tiny.zip_of({"prediction.txt": value.encode()}))
+        assert scored["metrics"]["accuracy"] == float(value)
+    page = program_client.get("/c/comp/labels/dev")
+    assert page.status_code == 200
+    assert ">1e+308<" in page.text and ">-1.7e+308<" in page.text
+    assert "inf" not in page.text.replace("info", "")
+    chart = program_client.get("/c/comp/labels/dev/progress.svg")
+    assert chart.status_code == 200 and chart.text.lstrip().startswith("<?xml")
+    assert "× 1e308" in chart.text  # the axis says the unit its numbers are in
+
+
 @pytest.mark.parametrize("allowed", [False, True])
 def test_where_no_cgroup_can_be_made_programs_run_only_if_the_operator_allows_it(
     db: Database, settings: Settings, monkeypatch: pytest.MonkeyPatch, allowed: bool

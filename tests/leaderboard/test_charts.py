@@ -21,6 +21,7 @@ from leaderboard.charts import (
     progress_series,
 )
 from leaderboard.ranking import Candidate, Rules
+from leaderboard.tables import Column
 from tests.leaderboard.builders import make_candidate
 
 SCRIPT = "<script>alert(1)</script>"
@@ -113,6 +114,18 @@ def test_progress_alt_text_names_the_leader() -> None:
         "Step chart of the best F1 over time for 3 of 3 entrants. "
         f"Leading: {SCRIPT} with 50.00%, reached 2024-05-01 14:00 UTC."
     )
+
+
+@pytest.mark.parametrize("values", [[1e308], [1e308, 0.5], [-1.7e308, 1.7e308], [5e307, 1e308]])
+@pytest.mark.parametrize("fraction", [True, False])
+def test_any_finite_scores_draw(values: list[float], fraction: bool) -> None:
+    """matplotlib fails on an axis whose span overflows; the chart draws such values in units of a power of ten."""
+    candidates = [make_candidate(i, f"t{i}", i, {"f1": v}) for i, v in enumerate(values)]
+    column = Column("f1", "F1", True, fraction=fraction)
+    texts = svg_texts(progress_chart(candidates, F1, column=column))
+    assert any("× 1e308" in text for text in texts)
+    alt = progress_alt_text(candidates, F1, column=column)
+    assert "inf" not in alt and ("e+310%" in alt if fraction else "e+308," in alt)
 
 
 def test_document_bars_are_sorted_best_first() -> None:

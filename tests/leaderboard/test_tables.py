@@ -15,6 +15,7 @@ from leaderboard.tables import (
     humanize,
     leaderboard_columns,
     leaderboard_table,
+    metric_text,
     metrics_table,
     natural_key,
     percent,
@@ -38,6 +39,26 @@ def test_percent_has_two_decimals(value: float | None, text: str) -> None:
 @pytest.mark.parametrize(("value", "text"), [(3.0, "3"), (2.5, "2.5"), (1 / 3, "0.3333"), (None, MISSING)])
 def test_plain_numbers_drop_needless_decimals(value: float | None, text: str) -> None:
     assert plain_number(value) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "fraction", "decimals", "text"),
+    [
+        (1e308, True, None, "1.00e+310"),  # value * 100 would be inf
+        (-1.7e308, True, None, "-1.70e+310"),
+        (1e308, False, None, "1e+308"),  # not 309 digits
+        (1e308, False, 4, "1.0000e+308"),
+        (123456789.5, False, 2, "123456789.50"),
+        (0.825, False, None, "0.825"),
+        (0.825, False, 4, "0.8250"),
+        (0.825, True, 4, "82.50"),
+        (math.inf, False, None, "∞"),
+    ],
+)
+def test_one_rule_writes_every_metric_even_the_largest_floats(
+    value: float, fraction: bool, decimals: int | None, text: str
+) -> None:
+    assert metric_text(value, fraction=fraction, decimals=decimals) == text
 
 
 def test_arrows_and_names() -> None:

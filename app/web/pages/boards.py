@@ -17,7 +17,7 @@ from app.services.errors import NotFound
 from app.services.submissions.results import current_scores
 from app.storage.types import utcnow
 from leaderboard.exports import documents_csv, documents_json, leaderboard_csv, leaderboard_json
-from leaderboard.tables import Column, leaderboard_table, percent
+from leaderboard.tables import Column, leaderboard_table, metric_column, percent
 from leaderboard.uncertainty import BoardUncertainty
 from scorers import ScorerDescription
 
@@ -214,11 +214,24 @@ def progress_svg(snapshot: BoardSnapshot) -> bytes:
 
     ends = snapshot.facts.ends_at
     until = ends if ends is not None and ends <= utcnow() else None
-    return charts.progress_chart(snapshot.candidates, snapshot.rules, metric_label=snapshot.rules.primary, until=until)
+    column = _primary_column(snapshot)
+    label = primary_title(snapshot)
+    return charts.progress_chart(snapshot.candidates, snapshot.rules, metric_label=label, until=until, column=column)
 
 
 def progress_alt(snapshot: BoardSnapshot) -> str:
     """What the chart shows, in words (its ``alt`` text)."""
     from leaderboard import charts
 
-    return charts.progress_alt_text(snapshot.candidates, snapshot.rules, metric_label=snapshot.rules.primary)
+    column, label = _primary_column(snapshot), primary_title(snapshot)
+    return charts.progress_alt_text(snapshot.candidates, snapshot.rules, metric_label=label, column=column)
+
+
+def _primary_column(snapshot: BoardSnapshot) -> Column:
+    return metric_column(snapshot.description, snapshot.rules.primary)
+
+
+def primary_title(snapshot: BoardSnapshot) -> str:
+    """The primary metric's heading: its column title (a scoring program's), else its name."""
+    spec = snapshot.description.metric(snapshot.rules.primary)
+    return spec.label if spec is not None else snapshot.rules.primary

@@ -92,6 +92,7 @@ async def leaderboard_page(competition: str, task: str, phase: str, request: Req
         "ref": snapshot.facts.ref,
         "table": table,
         "chart_alt": alt,
+        "primary_label": boards.primary_title(snapshot),
         "now": utcnow(),
     }
     return render(request, "leaderboard.html", context, viewer=viewer)

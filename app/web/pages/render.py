@@ -25,6 +25,7 @@ from sqlalchemy.exc import DisconnectionError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
 
+from app.services.competitions.catalog import task_description
 from app.services.competitions.markdown import render_markdown
 from app.services.errors import InvalidInput, NotFound, ServiceError
 from app.storage.models import User
@@ -35,7 +36,8 @@ from app.web.pages import urls
 from app.web.schemas.common import wait_headers
 from app.web.state import AppState
 from leaderboard.exports import iso_utc
-from leaderboard.tables import percent
+from leaderboard.tables import metric_column, percent
+from scorers import ScorerDescription
 
 WEB = Path(__file__).resolve().parent.parent
 TEMPLATES = WEB / "templates"
@@ -90,6 +92,19 @@ def pct(value: object) -> str:
     return percent(number)
 
 
+def metric(value: object, description: ScorerDescription, name: str) -> str:
+    """A stored metric as every table writes it (``leaderboard.tables.metric_text``: percent for a fraction,
+    a program's column with its decimals), ``–`` when there is none."""
+    number = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    return metric_column(description, name).format(number)
+
+
+def metric_title(description: ScorerDescription, name: str) -> str:
+    """A metric's heading: its column title (a scoring program's), else its name."""
+    spec = description.metric(name)
+    return spec.label if spec is not None else name
+
+
 def markdown(text: str) -> Markup:
     """Organizer Markdown as HTML: safe to insert because ``render_markdown`` sanitises it."""
     return Markup(render_markdown(text))  # noqa: S704
@@ -103,8 +118,8 @@ def make_environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(iso=iso_utc, utc=utc_text, until=until_text, markdown=markdown, pct=pct)
-    env.globals.update(urls=urls)
+    env.filters.update(iso=iso_utc, utc=utc_text, until=until_text, markdown=markdown, pct=pct, metric=metric)
+    env.globals.update(urls=urls, described=task_description, metric_title=metric_title)
     return env
 
 

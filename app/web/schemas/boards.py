@@ -16,6 +16,8 @@ class MetricOut(BaseModel):
     meaning: str
     higher_is_better: bool
     format: str = Field(description="percent (a fraction shown as a percentage) or number (shown as it is)")
+    decimals: int | None = Field(None, description="decimals a number is shown with (null: up to four)")
+    title: str = Field(description="what tables head its column with (a scoring program's column title, else name)")
 
 
 class IntervalOut(BaseModel):
@@ -97,7 +99,14 @@ class LeaderboardOut(BaseModel):
             scorer=described.name,
             primary_metric=snapshot.rules.primary,
             metrics=[
-                MetricOut(name=m.name, meaning=m.meaning, higher_is_better=m.higher_is_better, format=m.format)
+                MetricOut(
+                    name=m.name,
+                    meaning=m.meaning,
+                    higher_is_better=m.higher_is_better,
+                    format=m.format,
+                    decimals=m.decimals,
+                    title=m.label,
+                )
                 for m in described.metrics
             ],
             selection=facts.selection,

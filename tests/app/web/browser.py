@@ -69,7 +69,13 @@ def live_server(tmp_path: Path, seed: Callable[[Session], None], **settings: str
         seed(session)
         session.commit()
     database.dispose()
+    with serving(url, tmp_path / "server.log", **settings) as base:
+        yield base
 
+
+@contextmanager
+def serving(url: str, log_path: Path, **settings: str) -> Iterator[str]:
+    """A ``podium serve`` process on the migrated database at ``url``; yields its URL."""
     port = free_port()
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("PODIUM_")},
@@ -78,7 +84,6 @@ def live_server(tmp_path: Path, seed: Callable[[Session], None], **settings: str
         "PODIUM_WORKERS": "1",
         **{f"PODIUM_{key}": value for key, value in settings.items()},
     }
-    log_path = tmp_path / "server.log"
     log = log_path.open("wb")
     process = subprocess.Popen(
         [*podium_command(), "serve", "--host", "127.0.0.1", "--port", str(port)],
