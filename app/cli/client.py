@@ -14,7 +14,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from app.cli.common import fail, read_file
-from app.cli.display import PERCENT, formats_of, metric_lines, metric_text
+from app.cli.display import PERCENT, Shown, formats_of, metric_lines, metric_text
 from app.storage.enums import RunStatus, SubmissionStatus
 
 baseline_app = typer.Typer(help="Hosted baseline systems on a running server.", no_args_is_help=True)
@@ -40,7 +40,7 @@ def phase_url(server: str, ref: tuple[str, str, str]) -> str:
     return f"{server.rstrip('/')}/api/v1/competitions/{competition}/tasks/{task}/phases/{phase}"
 
 
-def metric_formats(server: str, ref: tuple[str, str, str]) -> dict[str, str]:
+def metric_formats(server: str, ref: tuple[str, str, str]) -> dict[str, Shown]:
     """How the phase's metrics are shown (``app.cli.display``), from its leaderboard's description; none when
     the server does not answer (the numbers are then shown as they are)."""
     response = api_request("GET", f"{phase_url(server, ref)}/leaderboard")
@@ -168,8 +168,9 @@ def leaderboard_command(
         sys.stdout.write(json.dumps(board, ensure_ascii=False) + "\n")
         return
     primary = board["primary_metric"]
-    shown_as = formats_of(board["metrics"]).get(primary, PERCENT)
-    typer.echo(f"{'/'.join(ref)}: ranked by {primary}{' (percent)' if shown_as == PERCENT else ''}")
+    shown_as = formats_of(board["metrics"]).get(primary, Shown())
+    in_percent = " (percent)" if shown_as.format == PERCENT else ""
+    typer.echo(f"{'/'.join(ref)}: ranked by {shown_as.title or primary}{in_percent}")
     if board["hidden"] and not board["entries"]:
         typer.echo("  (hidden until the organizers reveal it)")
     for entry in board["entries"]:
@@ -183,7 +184,7 @@ def leaderboard_command(
         typer.echo("  * fewer than 20 units: the interval says little")
 
 
-def interval_text(entry: dict[str, Any], shown_as: str) -> str:
+def interval_text(entry: dict[str, Any], shown_as: Shown) -> str:
     """``  [61.20-70.05] group 1``: an entry's interval (in the primary metric's unit) and tied group, if any."""
     interval = entry.get("interval")
     if not interval or interval.get("low") is None:
