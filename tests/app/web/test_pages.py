@@ -104,9 +104,10 @@ def test_the_leaderboard_is_public_with_percentages_arrows_and_links(db: Databas
     rows = re.findall(r"<tr>.*?</tr>", board.text, flags=re.S)[1:]
     cells = [[c.strip() for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", r, flags=re.S)] for r in rows]
     # bob: 4/4 right = 100.00 %; ada: 2/4 = 50.00 %
-    assert [(c[0], c[1], c[4]) for c in cells] == [("1", "bob", "100.00"), ("2", "ada", "50.00")]
-    # Four labels cannot tell 4 right from 2 right: one tied group, in the last column.
-    assert [c[-1] for c in cells] == ["1", "1"]
+    # Rank, team and primary score come first, then the interval and the tied group.
+    assert [(c[0], c[1], c[2]) for c in cells] == [("1", "bob", "100.00"), ("2", "ada", "50.00")]
+    # Four labels cannot tell 4 right from 2 right: one tied group, in the column after the interval.
+    assert [c[4] for c in cells] == ["1", "1"]
     assert "accuracy ↑" in board.text
     assert f'<a href="/submissions/{bob_perfect}">oracle</a>' in board.text
     assert 'class="table-scroll"' in board.text  # scrolls sideways on a phone
