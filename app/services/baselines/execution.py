@@ -10,6 +10,9 @@ the system outside any transaction while ``store_report`` stores its progress an
   as a baseline, queued for the ordinary scoring job;
 * ``record_failure`` keeps the error for the organizers; ``record_cancelled`` ends a stopped run.
 
+Each outcome ends the run's log with a closing line (``closed_log``): finished, failed or cancelled, in how
+many seconds, and what was written or why it stopped, so a log never stops at the system's last line.
+
 The run's row is a job row with a lease (``app.services.jobs.lease``): every write after the claim
 is guarded by the claim's attempt number, so a worker whose lease expired and whose run was
 resumed elsewhere changes nothing.
@@ -268,7 +271,7 @@ def record_success(session: Session, held: RunClaim, output: bytes, *, now: date
     run.submission_id = submission.id
     units = f"{run.done} of {run.total} units done, " if run.total else ""
     done = f": {units}wrote {len(output)} bytes; submission {submission.id} queued for scoring"
-    run.log_tail = _closed_log(session, held.run_id, now, "finished", done)
+    run.log_tail = closed_log(session, held.run_id, now, "finished", done)
     session.flush()
     enqueue_after_commit(session, SCORE_SUBMISSION, submission.id)
     return submission.id
@@ -276,7 +279,7 @@ def record_success(session: Session, held: RunClaim, output: bytes, *, now: date
 
 def record_failure(session: Session, held: RunClaim, *, now: datetime, error: str) -> bool:
     """Mark the run ``failed`` with ``error`` (shown to organizers only); ``False`` if the claim was lost."""
-    closing = _closed_log(session, held.run_id, now, "failed", f": {_first_line(error)}")
+    closing = closed_log(session, held.run_id, now, "failed", f": {_first_line(error)}")
     return lease.finish(
         session,
         BaselineRun,
@@ -291,7 +294,7 @@ def record_failure(session: Session, held: RunClaim, *, now: datetime, error: st
 
 def record_cancelled(session: Session, held: RunClaim, *, now: datetime) -> bool:
     """Mark a run that stopped on request ``cancelled``; ``False`` if the claim was lost."""
-    closing = _closed_log(session, held.run_id, now, "cancelled", ", as an organizer asked; no submission written")
+    closing = closed_log(session, held.run_id, now, "cancelled", ", as an organizer asked; no submission written")
     return lease.finish(
         session,
         BaselineRun,
@@ -306,7 +309,7 @@ def record_cancelled(session: Session, held: RunClaim, *, now: datetime) -> bool
 
 def give_up(session: Session, run_id: int, *, now: datetime, error: str) -> bool:
     """Fail a run that could not even be claimed (the database kept failing); only a ``queued`` one."""
-    closing = _closed_log(session, run_id, now, "failed before it started", f": {_first_line(error)}")
+    closing = closed_log(session, run_id, now, "failed before it started", f": {_first_line(error)}")
     return lease.give_up(
         session,
         BaselineRun,
@@ -321,7 +324,7 @@ def give_up(session: Session, run_id: int, *, now: datetime, error: str) -> bool
 # -- the log's closing line: every run's log ends by saying how the run ended -----------------------
 
 
-def _closed_log(session: Session, run_id: int, now: datetime, outcome: str, detail: str) -> str:
+def closed_log(session: Session, run_id: int, now: datetime, outcome: str, detail: str) -> str:
     """The run's stored log with its closing line after the system's lines: the time (``HH:MM:SS``, as
     every line), the outcome, how long the attempt took, and ``detail``."""
     found = session.execute(

@@ -19,6 +19,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app.services.accounts.access import is_organizer, require_organizer, require_user
+from app.services.baselines.execution import closed_log
 from app.services.baselines.job import RUN_BASELINE
 from app.services.errors import Conflict, InvalidInput, NotFound
 from app.services.jobs import lease
@@ -179,7 +180,12 @@ def request_cancel(session: Session, user: User | None, run_id: int, *, now: dat
     session.execute(
         update(BaselineRun)
         .where(BaselineRun.id == run_id, lease.claimable(BaselineRun, now))
-        .values(status=RunStatus.CANCELLED, finished_at=now, lease_expires_at=None)
+        .values(
+            status=RunStatus.CANCELLED,
+            finished_at=now,
+            lease_expires_at=None,
+            log_tail=closed_log(session, run_id, now, "cancelled", ", as an organizer asked, while no worker ran it"),
+        )
         .execution_options(synchronize_session=False)
     )
     session.refresh(run)

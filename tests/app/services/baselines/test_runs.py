@@ -185,6 +185,8 @@ def test_a_queued_run_is_cancelled_at_once_and_a_finished_one_cannot_be(db: Data
         run = runs.request_cancel(session, user(session, "olga"), run_id, now=T0)
         session.commit()
     assert (run.status, run.cancel_requested, run.finished_at) == ("cancelled", True, T0)
+    # Its log, empty until now, has the closing line every run's log ends with.
+    assert run.log_tail == f"{T0:%H:%M:%S} cancelled, as an organizer asked, while no worker ran it\n"
     with db.session() as session, pytest.raises(Conflict, match="is cancelled; only a queued or running run"):
         runs.request_cancel(session, user(session, "olga"), run_id)
 
