@@ -108,6 +108,19 @@ class Settings(BaseSettings):
         "processes are limited per process only (a program with children can take more); off by default.",
     )
 
+    code_max_time_s: int = Field(
+        default=3600,
+        gt=0,
+        description="The most wall time, in seconds, a code phase may give one run of a participant's program "
+        "(its time_limit_s); a bundle asking for more is refused.",
+    )
+    code_max_memory_mb: int = Field(
+        default=16384,
+        gt=0,
+        description="The most memory, in MB, a code phase may give one run of a participant's program (all its "
+        "processes together; its memory_mb); a bundle asking for more is refused.",
+    )
+
     @field_validator("program_runtimes")
     @classmethod
     def _runtime_table(cls, value: str) -> str:

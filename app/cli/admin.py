@@ -274,6 +274,7 @@ def competition_create_command(
     from app.services.bundles.codalab_bundles import read_bundle
     from app.services.bundles.spec import BundleError
     from app.services.bundles.uploads import bundle_from_upload
+    from app.services.code.settings import caps_of
     from app.services.competitions import catalog
     from app.services.errors import ServiceError
 
@@ -292,7 +293,7 @@ def competition_create_command(
     spec = loaded.spec
     with open_database(settings) as database, database.session() as session:
         try:
-            catalog.create_competition(session, spec)
+            catalog.create_competition(session, spec, code_caps=caps_of(settings))
         except ServiceError as exc:
             fail(service_message(exc))
         session.commit()

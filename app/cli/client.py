@@ -22,7 +22,7 @@ baseline_app = typer.Typer(help="Hosted baseline systems on a running server.", 
 #: Seconds between two looks at a run that ``--wait`` follows.
 POLL_SECONDS = 1.0
 #: Statuses a submission or a run leaves by itself.
-PENDING = (SubmissionStatus.QUEUED, SubmissionStatus.RUNNING)
+PENDING = (SubmissionStatus.QUEUED, SubmissionStatus.RUNNING, SubmissionStatus.AWAITING_RUN)
 FINISHED = tuple(status for status in RunStatus if not status.active)
 
 

@@ -18,12 +18,14 @@ class JobStatus(StrEnum):
 
 
 class SubmissionStatus(StrEnum):
-    """Where a submission is on its way: waiting, being scored, scored, or failed by the platform."""
+    """Where a submission is on its way: waiting, being scored, scored, or failed by the platform. A program
+    uploaded to a code phase ``awaits_run`` until its run (``CodeRun``) made the predictions that are scored."""
 
     QUEUED = JobStatus.QUEUED.value
     RUNNING = JobStatus.RUNNING.value
     SCORED = "scored"
     FAILED = "failed"
+    AWAITING_RUN = "awaiting_run"
 
 
 class RunStatus(StrEnum):

@@ -12,6 +12,8 @@ tell from any answer whether it leaked:
   is named ``NAME-A-CANARY-....json``; team B's files likewise;
 * team A has a submission the platform failed, with the organizer message ``ORG-CANARY-...``;
 * a baseline run queued by the organizers on the public phase has ``RUN-LOG-CANARY-...`` in its log;
+* team A's failed submission has the run of a program whose stdout and stderr hold ``CODE-LOG-CANARY-...``
+  (its phase does not show logs to teams: organizers only);
 * the teams' invite codes are ``INVITE-A-...`` and ``INVITE-B-...``.
 
 The world is built once through the services and the real scoring job, then kept as a snapshot of
@@ -46,7 +48,7 @@ from app.services.scoring.gold import GoldCache
 from app.services.scoring.job import score_submission
 from app.services.submissions import intake
 from app.storage.db import Database
-from app.storage.models import Base
+from app.storage.models import Base, CodeRun, RunStatus, Submission
 from app.storage.types import utcnow
 from app.web.sessions import COOKIE
 from tests.app.builders import PASSWORD, bundle_file, competition_spec, make_user, phase_spec
@@ -86,6 +88,7 @@ class Canaries:
     name_b: str = field(default_factory=lambda: _canary("NAME-B"))
     org_message: str = field(default_factory=lambda: _canary("ORG"))
     run_log: str = field(default_factory=lambda: _canary("RUN-LOG"))
+    code_log: str = field(default_factory=lambda: _canary("CODE-LOG"))
     # Invite codes are at most 32 characters.
     invite_a: str = field(default_factory=lambda: f"INVITE-A-{uuid.uuid4().hex[:20]}")
     invite_b: str = field(default_factory=lambda: f"INVITE-B-{uuid.uuid4().hex[:20]}")
@@ -222,6 +225,7 @@ class World:
                 self._fail(ctx, self.ids[key], c.org_message)
             else:
                 score_submission(ctx, self.ids[key])
+        self._code_run(self.ids["a_failed"], c.code_log)
 
     def _submit(self, ctx: JobContext, actor: str, phase: str, data: bytes, *, name: str, method: str) -> int:
         with self.db.session() as session:
@@ -239,6 +243,25 @@ class World:
             found = steps.claim(session, submission_id, worker="test", now=utcnow(), lease_seconds=60, max_attempts=3)
             assert found is not None
             steps.record_failure(session, found, now=utcnow(), organizer_message=message)
+            session.commit()
+
+    def _code_run(self, submission_id: int, log: str) -> None:
+        """A program's run with ``log`` as its stdout and stderr, on the submission."""
+        with self.db.session() as session:
+            found = session.get(Submission, submission_id)
+            assert found is not None
+            outcome = "Your program failed: it exited with status 1."
+            session.add(
+                CodeRun(
+                    submission_id=submission_id,
+                    program_blob_id=found.blob_id,
+                    status=RunStatus.FAILED,
+                    exit_code=1,
+                    outcome=outcome,
+                    stdout=log,
+                    stderr=log,
+                )
+            )
             session.commit()
 
     def _start(self) -> TestClient:

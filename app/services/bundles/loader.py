@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from app.services.bundles.checks import KeyPathChecker, Keys, key_path, kind
+from app.services.bundles.code_keys import read_code
 from app.services.bundles.files import FileFinder, FileProblem, check_file_name
 from app.services.bundles.spec import BundleError, BundleFile, CompetitionSpec, PhaseSpec, TaskSpec
 from app.services.bundles.strict_yaml import describe_yaml_error, load_strict
@@ -49,7 +50,7 @@ TASK_KEYS = _keys("slug title scorer phases", "description scorer_options traini
 PHASE_KEYS = _keys(
     "slug title gold",
     "description starts_at ends_at public_files daily_limit total_limit visibility selection max_upload_bytes "
-    "opaque_ids intervals execution_time_limit show_program_stderr ingestion_program",
+    "opaque_ids intervals execution_time_limit show_program_stderr ingestion_program code",
 )
 FILE_KEYS = _keys("", "path data derive from name")
 
@@ -289,6 +290,7 @@ class _Reader(KeyPathChecker):
                 key_path(path, "opaque_ids"),
                 f"the ids of {scorer.name} cannot be replaced; they can for {', '.join(renamable_formats())}",
             )
+        code, code_inputs = read_code(self, m, path, slug, gold, scorer)
         if gold is None:
             return None
         return PhaseSpec(
@@ -309,6 +311,8 @@ class _Reader(KeyPathChecker):
             execution_time_limit=execution_time_limit,
             show_program_stderr=show_program_stderr,
             ingestion_program=ingestion_program,
+            code=code,
+            code_inputs=code_inputs,
         )
 
     def gold(self, m: dict[str, Any], path: str, scorer: Scorer[Any, Any, Any] | None) -> BundleFile | None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from app.services.code.settings import CodeSettings
 from app.services.errors import ServiceError
 
 
@@ -47,6 +48,9 @@ class PhaseSpec:
     execution_time_limit: int | None = None
     show_program_stderr: bool = False
     ingestion_program: bool = False
+    #: A code phase: participants upload programs, run on ``code`` inputs (``code_inputs``) as ``code`` says.
+    code: CodeSettings | None = None
+    code_inputs: tuple[BundleFile, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,9 @@ from sqlalchemy.orm import Session, selectinload
 
 from app.services.accounts.access import require_organizer
 from app.services.accounts.users import find_user
-from app.services.bundles.spec import BundleFile, CompetitionSpec, TaskSpec
+from app.services.bundles.spec import BundleError, BundleFile, CompetitionSpec, TaskSpec
+from app.services.code.inputs import inputs_zip
+from app.services.code.settings import CodeCaps
 from app.services.competitions.opaque_ids import with_opaque_ids
 from app.services.errors import Conflict, InvalidInput, NotFound
 from app.storage.blobs import put_blob
@@ -34,19 +36,26 @@ IfExists = Literal["error", "skip"]
 
 
 def create_competition(
-    session: Session, spec: CompetitionSpec, *, creator: User | None = None, if_exists: IfExists = "error"
+    session: Session,
+    spec: CompetitionSpec,
+    *,
+    creator: User | None = None,
+    if_exists: IfExists = "error",
+    code_caps: CodeCaps | None = None,
 ) -> tuple[Competition, bool]:
     """Store a checked spec as a new competition; returns it and whether it was created.
 
     The organizers are the spec's ``organizers`` (existing user names) plus ``creator``. A slug that
     exists already is refused, or with ``if_exists="skip"`` the existing competition is returned
-    unchanged (this makes ``podium demo`` idempotent).
+    unchanged (this makes ``podium demo`` idempotent). A code phase asking for more time or memory
+    than ``code_caps`` (the server's settings; default: their defaults) is refused by key path.
     """
     existing = session.scalar(select(Competition).where(Competition.slug == spec.slug))
     if existing is not None:
         if if_exists == "skip":
             return existing, False
         raise Conflict(f"a competition with the slug {spec.slug!r} exists already", code="slug_taken")
+    _check_caps(spec, code_caps or CodeCaps())
     organizers = _organizers(session, spec.organizers, creator)
     for index, task_spec in enumerate(spec.tasks):
         _check_scorer(task_spec, index)
@@ -95,6 +104,18 @@ def _check_scorer(task: TaskSpec, index: int) -> None:
         ) from None
 
 
+def _check_caps(spec: CompetitionSpec, caps: CodeCaps) -> None:
+    problems = [
+        problem
+        for t, task in enumerate(spec.tasks)
+        for p, phase in enumerate(task.phases)
+        if phase.code is not None
+        for problem in caps.problems(phase.code, f"tasks[{t}].phases[{p}].code")
+    ]
+    if problems:
+        raise BundleError(problems)
+
+
 def _blob_id(session: Session, file: BundleFile) -> int:
     return put_blob(session, file.data, file.sha256).id
 
@@ -139,6 +160,8 @@ def _add_task(session: Session, competition: Competition, spec: TaskSpec, positi
             execution_time_limit=p.execution_time_limit,
             show_program_stderr=p.show_program_stderr,
             ingestion_program=p.ingestion_program,
+            code=p.code.stored() if p.code is not None else None,
+            code_inputs_blob_id=_blob_id(session, inputs_zip(p.code_inputs)) if p.code is not None else None,
             position=phase_position,
         )
         session.add(phase)

@@ -70,7 +70,8 @@ def with_opaque_ids(session: Session, ref: tuple[str, str, str], scorer: str, ph
         where = f"{'/'.join(ref)}.gold"
         raise InvalidInput("the phase's ids cannot be replaced", [{"key": where, "message": str(exc)}]) from None
     public = tuple(_inputs(scorer, gold, file) if file.derived else file for file in phase.public_files)
-    return replace(phase, gold=_file(phase.gold.name, gold), public_files=public)
+    hidden = tuple(_inputs(scorer, gold, file) if file.derived else file for file in phase.code_inputs)
+    return replace(phase, gold=_file(phase.gold.name, gold), public_files=public, code_inputs=hidden)
 
 
 def _inputs(scorer: str, gold: bytes, derived: BundleFile) -> BundleFile:

@@ -18,10 +18,10 @@ from typing import Any
 from sqlalchemy import ColumnElement, Row, or_, update
 from sqlalchemy.orm import Session
 
-from app.storage.models import BaselineRun, JobStatus, Submission
+from app.storage.models import BaselineRun, CodeRun, JobStatus, Submission
 
 #: The tables whose rows are jobs (both have the columns of ``LeasedRow``).
-JobRow = type[Submission] | type[BaselineRun]
+JobRow = type[Submission] | type[BaselineRun] | type[CodeRun]
 
 QUEUED, RUNNING = JobStatus.QUEUED, JobStatus.RUNNING
 

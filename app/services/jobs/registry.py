@@ -4,10 +4,11 @@ read this list; each kind is declared next to its function (see ``app.services.j
 from __future__ import annotations
 
 from app.services.baselines.job import RUN_BASELINE
+from app.services.code.job import RUN_CODE
 from app.services.jobs.kinds import JobKind
 from app.services.scoring.job import SCORE_SUBMISSION
 
-KINDS: tuple[JobKind, ...] = (SCORE_SUBMISSION, RUN_BASELINE)
+KINDS: tuple[JobKind, ...] = (SCORE_SUBMISSION, RUN_BASELINE, RUN_CODE)
 
 
 class UnknownJob(ValueError):

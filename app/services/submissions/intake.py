@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 
 from app.services.accounts.access import require_participant, require_user
 from app.services.accounts.teams import ensure_team, team_of
+from app.services.code import runs as code_runs
 from app.services.competitions.catalog import PhaseState, get_phase, phase_state
 from app.services.errors import InvalidInput, PhaseClosed, Unavailable
 from app.services.jobs.enqueue import enqueue_after_commit
@@ -78,6 +79,8 @@ class _Plan:
     gold_blob_id: int
     gold_key: tuple[int, str, str, str]
     gold_bytes: bytes | None
+    #: A code phase: the upload is a program, run before its output is validated and scored (``services.code``).
+    code: bool = False
 
 
 def check_open(phase: Phase, now: datetime) -> None:
@@ -138,7 +141,11 @@ def submit(
             return replay
     plan = _plan(session, user, ref, upload, limits, gold_cache, now)
     end_read_transaction(session)  # no lock or snapshot is held while the file is parsed
-    parsed = _validate(session, plan, upload, limits, gold_cache)
+    if plan.code:
+        code_runs.check_program(upload.data)
+        parsed = None
+    else:
+        parsed = _validate(session, plan, upload, limits, gold_cache)
     accepted = _record(session, plan, upload, now, key)
     if handoff is not None and parsed is not None and not accepted.replayed:
         handoff.put(plan.gold_key, accepted.submission.sha256, parsed[0], len(upload.data))
@@ -180,7 +187,10 @@ def _plan(
         competition_id=task.competition_id,
         gold_blob_id=phase.gold_blob_id,
         gold_key=key,
-        gold_bytes=None if key in gold_cache else read_blob(session, phase.gold_blob_id),
+        gold_bytes=None
+        if key in gold_cache or code_runs.is_code_phase(phase)
+        else read_blob(session, phase.gold_blob_id),
+        code=code_runs.is_code_phase(phase),
     )
 
 
@@ -237,12 +247,15 @@ def _record(session: Session, plan: _Plan, upload: Upload, now: datetime, key: s
         original_name=(upload.filename or "submission")[:MAX_FILE_NAME],
         method_name=upload.method_name.strip(),
         method_description=upload.method_description.strip(),
-        status=SubmissionStatus.QUEUED,
+        status=SubmissionStatus.AWAITING_RUN if plan.code else SubmissionStatus.QUEUED,
         created_at=now,
     )
     session.add(submission)
     session.flush()
     if key is not None:
         idempotency.remember(session, user.id, key, submission, now=now)
-    enqueue_after_commit(session, SCORE_SUBMISSION, submission.id)
+    if plan.code:
+        code_runs.start(session, submission)
+    else:
+        enqueue_after_commit(session, SCORE_SUBMISSION, submission.id)
     return Accepted(submission, quota.usage(session, phase, team.id, now))

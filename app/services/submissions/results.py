@@ -18,6 +18,8 @@ from sqlalchemy.orm import Session, undefer
 
 from app.services.accounts.access import is_organizer, require_organizer, require_user
 from app.services.accounts.teams import team_of
+from app.services.code import runs as code_runs
+from app.services.code.runs import RunView
 from app.services.errors import NotFound
 from app.services.jobs.queue_stats import QueuePlace, queue_places
 from app.storage.models import (
@@ -174,6 +176,8 @@ class SubmissionRecord:
     #: The breakdown tables, where asked for and visible.
     breakdown: dict[str, Any] | None = None
     organizer: OrganizerNotes | None = None
+    #: On a code phase: how the program ran, as this viewer may see it (``services.code.runs.view``).
+    code_run: RunView | None = None
 
 
 def _interval(score: Score, task: Task) -> dict[str, Any] | None:
@@ -264,6 +268,7 @@ def show(session: Session, user: User | None, submission_id: int) -> SubmissionR
     record = describe(
         submission, score, phase=phase, organizer=organizer, team_name=team_name, detail=True, place=place
     )
+    record = replace(record, code_run=code_runs.view(session, submission, organizer=organizer))
     run = latest_program_run(session, submission.id) if record.organizer is not None else None
     if record.organizer is None or run is None:
         return record

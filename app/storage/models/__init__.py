@@ -13,6 +13,7 @@ from app.storage.enums import (
 from app.storage.models.accounts import ApiToken, LoginCounter, PasswordReset, Team, TeamMember, User
 from app.storage.models.base import Base
 from app.storage.models.baselines import BaselineRun
+from app.storage.models.code import CodeRun
 from app.storage.models.competitions import (
     Competition,
     CompetitionOrganizer,
@@ -34,6 +35,7 @@ __all__ = [
     "BaselineRun",
     "Blob",
     "BrokerMarker",
+    "CodeRun",
     "Competition",
     "CompetitionOrganizer",
     "IdempotencyKey",

@@ -133,6 +133,10 @@ class Phase(Base):
     show_program_stderr: Mapped[bool] = mapped_column(default=False, server_default=false())
     #: The imported phase had an ingestion program (code submissions), which Podium does not run yet.
     ingestion_program: Mapped[bool] = mapped_column(default=False, server_default=false())
+    #: A code phase (``code:`` in the bundle) takes programs, run on its hidden inputs: how to run them
+    #: (``app.services.code.settings.CodeSettings`` as a mapping), and the inputs, one zip, mounted at /input.
+    code: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    code_inputs_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
 
     task: Mapped[Task] = relationship(back_populates="phases")
     files: Mapped[list[PhaseFile]] = relationship(order_by="PhaseFile.position")

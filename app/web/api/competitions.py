@@ -11,6 +11,7 @@ from starlette.status import HTTP_201_CREATED
 
 from app.services.accounts import access
 from app.services.bundles.uploads import bundle_from_upload
+from app.services.code.settings import caps_of
 from app.services.competitions import catalog, downloads, participation, phase_edits, samples
 from app.services.errors import InvalidInput, UploadTooLarge
 from app.storage.types import utcnow
@@ -85,7 +86,9 @@ async def create_competition(
     )
 
     def store() -> CompetitionCreated:
-        competition, created = catalog.create_competition(session, bundle.spec, creator=user)
+        competition, created = catalog.create_competition(
+            session, bundle.spec, creator=user, code_caps=caps_of(state.settings)
+        )
         return CompetitionCreated(
             slug=competition.slug,
             created=created,

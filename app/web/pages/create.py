@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from app.services.accounts.access import require_creator
 from app.services.bundles.spec import BundleError
 from app.services.bundles.uploads import bundle_from_upload
+from app.services.code.settings import caps_of
 from app.services.competitions import catalog
 from app.services.errors import InvalidInput, ServiceError, UploadTooLarge
 from app.storage.models import User
@@ -54,7 +55,9 @@ async def create_competition(request: Request, state: StateDep, session: Session
         )
 
         def store() -> str:
-            competition, _ = catalog.create_competition(session, bundle.spec, creator=viewer)
+            competition, _ = catalog.create_competition(
+                session, bundle.spec, creator=viewer, code_caps=caps_of(state.settings)
+            )
             return competition.slug
 
         slug = await run_in_threadpool(store)

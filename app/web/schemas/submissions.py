@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.services.submissions.quota import QuotaUsage
 from app.services.submissions.results import OrganizerNotes, ScorerVersion, SubmissionRecord
-from app.storage.models import SubmissionStatus
+from app.storage.models import RunStatus, SubmissionStatus
 from app.web.schemas.boards import IntervalOut
 
 
@@ -27,6 +27,22 @@ class QuotaOut(BaseModel):
         return cls.model_validate(usage, from_attributes=True)
 
 
+class CodeRunOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    stage: str
+    status: RunStatus
+    outcome: str = Field(description="how the run ended, in plain words")
+    exit_code: int | None
+    timed_out: bool
+    out_of_memory: bool
+    wall_seconds: float | None
+    peak_memory_bytes: int | None = Field(description="the most memory its processes held together")
+    logs_shown: bool
+    stdout: str | None = Field(description="the end of the program's stdout, where the viewer may read it")
+    stderr: str | None
+
+
 class SubmissionOut(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
@@ -42,7 +58,9 @@ class SubmissionOut(BaseModel):
     sha256: str = Field(description="the uploaded file's SHA-256, in hex")
     method_name: str
     method_description: str
-    status: SubmissionStatus = Field(description="queued, running, scored or failed")
+    status: SubmissionStatus = Field(
+        description="queued, running, scored or failed; awaiting_run while a code phase's program has not run yet"
+    )
     message: str = Field(description="for the team: why a submission failed, in plain words")
     chosen: bool
     scored_at: datetime | None
@@ -63,6 +81,11 @@ class SubmissionOut(BaseModel):
         None, description="for organizers only: the platform's error and the attempts"
     )
     quota: QuotaOut | None = None
+    code_run: CodeRunOut | None = Field(
+        None,
+        description="on a code phase: how the program ran (stage: queued, running, scoring, scored or failed); "
+        "its stdout and stderr only where the phase shows logs, and to organizers",
+    )
 
     @classmethod
     def of(cls, record: SubmissionRecord, *, quota: QuotaUsage | None = None) -> SubmissionOut:

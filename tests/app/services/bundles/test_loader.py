@@ -87,6 +87,7 @@ def phases(spec: CompetitionSpec) -> dict[str, list[str]]:
         ("trec", {"ranking": ["test"]}),
         ("classification", {"sentiment": ["test"]}),
         ("regression", {"similarity": ["test"]}),
+        ("svident-code", {"detection": ["test"]}),
     ],
 )
 def test_example_bundle_loads_open_to_all_with_public_phases_open_now(

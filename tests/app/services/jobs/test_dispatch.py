@@ -11,6 +11,7 @@ from sqlalchemy import select, update
 
 from app.services.accounts.users import find_user
 from app.services.baselines.job import RUN_BASELINE
+from app.services.code.job import RUN_CODE
 from app.services.jobs import counters, dispatch
 from app.services.jobs.kinds import JobKind
 from app.services.jobs.registry import KINDS, UnknownJob, kind_named
@@ -19,7 +20,7 @@ from app.services.scoring.job import SCORE_SUBMISSION
 from app.services.submissions import intake
 from app.services.submissions.limits import Limits
 from app.storage.db import Database
-from app.storage.models import BaselineRun, Phase, Submission
+from app.storage.models import BaselineRun, CodeRun, Phase, RunStatus, Submission
 from app.storage.types import utcnow
 from tests.app.builders import HALF, as_bytes, make_competition, make_user
 from tests.app.labels_scorer import LabelScorer
@@ -179,16 +180,40 @@ def test_baseline_runs_are_swept_too(db: Database, labels: type[LabelScorer]) ->
     assert take(db, t0, RUN_BASELINE) == [run_id]
 
 
+def test_code_runs_are_swept_too_and_one_whose_worker_died_is_resumed(
+    db: Database, labels: type[LabelScorer]
+) -> None:
+    t0 = utcnow()
+    queued(db, 1, t0)
+    with db.session() as session:
+        submission = session.scalars(select(Submission)).first()
+        assert submission is not None
+        waiting = CodeRun(submission_id=submission.id, program_blob_id=submission.blob_id, created_at=t0)
+        session.add(waiting)
+        session.commit()
+        run_id = waiting.id
+    assert take(db, t0, RUN_CODE) == [run_id]
+    with db.session() as session:  # its worker took it, then died: the lease expires
+        held = session.get(CodeRun, run_id)
+        assert held is not None
+        held.status, held.lease_expires_at = RunStatus.RUNNING, t0 + timedelta(seconds=30)
+        session.commit()
+    assert take(db, t0 + timedelta(seconds=20), RUN_CODE) == []
+    assert take(db, t0 + timedelta(seconds=31), RUN_CODE) == [run_id]
+
+
 def test_each_kind_of_job_is_declared_once_with_its_queue_and_table() -> None:
     assert [(kind.name, kind.queue, kind.row) for kind in KINDS] == [
         ("score_submission", "scoring", Submission),
         ("run_baseline", "gpu", BaselineRun),
+        ("run_code", "gpu", CodeRun),
     ]
     assert kind_named("run_baseline") is RUN_BASELINE
+    assert kind_named("run_code") is RUN_CODE
 
 
 def test_an_unknown_job_is_refused_by_name() -> None:
-    with pytest.raises(UnknownJob, match="no job named 'mystery'; known jobs: score_submission, run_baseline"):
+    with pytest.raises(UnknownJob, match="no job named 'mystery'; known jobs: score_submission, run_baseline, run_code"):
         kind_named("mystery")
 
 

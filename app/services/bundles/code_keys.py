@@ -1,0 +1,107 @@
+"""The ``code:`` key of a phase: the phase takes programs, run in the sandbox on its hidden inputs.
+
+```yaml
+code:
+  inputs: [{derive: inputs, from: gold}]     # required: file entries, mounted read-only at /input/<name>
+  command: python predict.py /input /output  # default; a ``metadata`` file in the program's zip overrides it
+  output: predictions.json                   # the prediction file in /output; absent: the folder, zipped
+  runtime: py311                             # a runtime of the operator's table; default: the default one
+  time_limit_s: 600                          # wall time of one run; at most PODIUM_CODE_MAX_TIME_S
+  memory_mb: 4096                            # all the run's processes together; at most PODIUM_CODE_MAX_MEMORY_MB
+  show_logs: false                           # the team reads its program's stdout and stderr
+```
+
+Each problem is reported under its key path (``tasks[0].phases[0].code.output``). The operator's caps are
+checked where the server puts the competition online (``CodeCaps.problems``, from ``catalog``), since only
+the server knows them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from app.services.bundles.checks import Keys, key_path, kind
+from app.services.bundles.files import check_file_name
+from app.services.bundles.spec import BundleFile
+from app.services.code.settings import DEFAULT_COMMAND, DEFAULT_MEMORY_MB, DEFAULT_TIME_S, CodeSettings
+from scorers import Scorer
+
+CODE_KEYS = (
+    frozenset({"inputs"}),
+    frozenset(["command", "output", "runtime", "time_limit_s", "memory_mb", "show_logs"]),
+)
+#: The longest command and runtime name a bundle may give.
+MAX_COMMAND = 2000
+MAX_RUNTIME = 100
+
+
+class Reader(Protocol):
+    """What of the bundle's reader (``loader._Reader``, a ``KeyPathChecker``) the code keys use."""
+
+    def add(self, path: str, message: str) -> None: ...
+    def mapping(self, value: Any, path: str, keys: Keys) -> dict[str, Any] | None: ...
+    def items(self, m: dict[str, Any], key: str, path: str, *, required: bool = False) -> list[tuple[str, Any]]: ...
+    def entry(self, value: Any, path: str, *, derived_ok: bool = False) -> dict[str, Any] | None: ...
+    def file(self, m: dict[str, Any], path: str) -> BundleFile | None: ...
+    def unique_name(self, name: str, where: str, names: dict[str, str]) -> bool: ...
+    def text(
+        self, m: dict[str, Any], key: str, path: str, *, optional: bool = False, max_length: int | None = None
+    ) -> str: ...
+    def positive(self, m: dict[str, Any], key: str, path: str) -> int | None: ...
+    def flag(self, m: dict[str, Any], key: str, path: str, *, default: bool = False) -> bool: ...
+    def inputs(
+        self,
+        entry: dict[str, Any],
+        path: str,
+        phase: str,
+        gold: BundleFile | None,
+        scorer: Scorer[Any, Any, Any] | None,
+    ) -> BundleFile | None: ...
+
+
+def read_code(
+    reader: Reader,
+    phase: dict[str, Any],
+    path: str,
+    slug: str,
+    gold: BundleFile | None,
+    scorer: Scorer[Any, Any, Any] | None,
+) -> tuple[CodeSettings | None, tuple[BundleFile, ...]]:
+    """The phase's ``code`` settings and inputs, or ``(None, ())`` for a phase without the key (or a bad one)."""
+    if phase.get("code") is None:
+        return None, ()
+    path = key_path(path, "code")
+    m = reader.mapping(phase["code"], path, CODE_KEYS)
+    if m is None:
+        return None, ()
+    inputs: list[BundleFile] = []
+    names: dict[str, str] = {}
+    for where, item in reader.items(m, "inputs", path, required=True):
+        entry = reader.entry(item, where, derived_ok=True)
+        if entry is None:
+            continue
+        file = reader.inputs(entry, where, slug, gold, scorer) if "derive" in entry else reader.file(entry, where)
+        if file is not None and reader.unique_name(file.name, where, names):
+            inputs.append(file)
+    command = reader.text(m, "command", path, optional=True, max_length=MAX_COMMAND).strip() or DEFAULT_COMMAND
+    output = m.get("output")
+    if output is not None:
+        problem = check_file_name(output) if isinstance(output, str) else f"expected a file name, found {kind(output)}"
+        if problem:
+            reader.add(key_path(path, "output"), problem)
+            output = None
+    elif scorer is not None and not scorer.raw_submission:
+        reader.add(
+            key_path(path, "output"),
+            f"{scorer.name} reads one prediction file: name the file the program writes in /output",
+        )
+    runtime = reader.text(m, "runtime", path, optional=True, max_length=MAX_RUNTIME).strip() or None
+    settings = CodeSettings(
+        command=command,
+        output=output,
+        runtime=runtime,
+        time_limit_s=reader.positive(m, "time_limit_s", path) or DEFAULT_TIME_S,
+        memory_mb=reader.positive(m, "memory_mb", path) or DEFAULT_MEMORY_MB,
+        show_logs=reader.flag(m, "show_logs", path),
+    )
+    return settings, tuple(inputs)

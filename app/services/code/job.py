@@ -1,0 +1,147 @@
+"""The ``run_code`` job: run a submission's program on its phase's hidden inputs, on the ``gpu`` queue.
+
+The job claims the run (a lease, renewed by a heartbeat thread while the program runs), reads the program
+and the inputs, and runs the program in the sandbox outside any transaction
+(``app.services.code.sandboxed``). Its predictions are checked against the phase's public view as an
+upload is: predictions the scorer refuses are the program's fault, like a crash, a limit or no output.
+Then ``execution`` stores the outcome; predictions that pass are queued for the ordinary scoring job.
+A platform failure (no sandbox on this worker, a runtime that is missing, stored inputs that cannot be
+unpacked) fails the run refunded; a worker that dies leaves the lease to expire, and the sweeper sends
+the job again (``max_attempts`` in all).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from sqlalchemy.orm import Session
+
+from app.config import Settings
+from app.services.code import execution
+from app.services.code.execution import CodeClaim
+from app.services.code.sandboxed import CodeOutcome, Isolation, run_code
+from app.services.jobs.kinds import GPU, JobContext, JobKind
+from app.services.jobs.retry import GaveUp, error_text
+from app.services.scoring.gold import parsed_gold
+from app.services.scoring.validation import validate
+from app.storage.models import CodeRun
+from app.storage.types import utcnow
+from codalab.archives import ArchiveProblem
+from sandbox import RuntimeProblem, SandboxUnavailable, choose_runtime
+from scorers import ScorerError, ValidationError
+
+log = logging.getLogger(__name__)
+
+
+def isolation(settings: Settings, held: CodeClaim) -> Isolation:
+    runtime, _ = choose_runtime(held.code.runtime, settings.runtime_table)
+    return Isolation(
+        runtime=runtime,
+        isolation=settings.program_sandbox,
+        require_cgroup=not settings.sandbox_allow_no_cgroup,
+    )
+
+
+def run_code_job(ctx: JobContext, run_id: int) -> None:
+    """Run one program; queue its predictions for scoring, or fail it (at the team's cost or refunded)."""
+    retry = ctx.retrying(RUN_CODE)
+    try:
+        held = retry(f"claiming code run {run_id}", lambda: ctx.write(lambda s: _claim(ctx, s, run_id)))
+    except GaveUp as exc:
+        ctx.give_up(RUN_CODE, run_id, exc, lambda s, reason: _give_up(s, run_id, reason), claimed=False)
+        return
+    if held is None:
+        return
+    try:
+        with _heartbeats(ctx, held):
+            program, inputs = retry(
+                f"reading the program of code run {run_id}", lambda: ctx.read(lambda s: execution.inputs(s, held))
+            )
+            outcome = run_code(program, inputs, held.code, isolation(ctx.settings, held))
+            if outcome.predictions is not None:
+                outcome = retry(
+                    f"checking the predictions of code run {run_id}",
+                    lambda: ctx.read(lambda s: _checked(ctx, s, held, outcome)),
+                )
+    except GaveUp as exc:
+        ctx.give_up(RUN_CODE, run_id, exc, lambda s, reason: _platform(s, held, reason), claimed=True)
+        return
+    except (SandboxUnavailable, RuntimeProblem, ArchiveProblem, ScorerError) as exc:
+        reason = f"the program could not be run on this worker: {exc}"
+        ctx.record_failure(RUN_CODE, run_id, lambda s: _platform(s, held, reason))
+        return
+    except Exception as exc:
+        log.exception("code run %s failed", run_id)
+        reason = error_text(exc)
+        ctx.record_failure(RUN_CODE, run_id, lambda s: _platform(s, held, reason))
+        return
+    record: Callable[[Session], bool] = (
+        (lambda s: execution.record_success(s, held, outcome, now=utcnow()))
+        if outcome.predictions is not None
+        else (lambda s: execution.record_program_failure(s, held, outcome, now=utcnow()))
+    )
+    try:
+        retry(f"storing code run {run_id}", lambda: ctx.write(record))
+    except GaveUp as exc:
+        ctx.give_up(RUN_CODE, run_id, exc, lambda s, reason: _platform(s, held, reason), claimed=True)
+
+
+def _checked(ctx: JobContext, session: Session, held: CodeClaim, outcome: CodeOutcome) -> CodeOutcome:
+    """The outcome, failed at the program's cost where the scorer refuses its predictions (against the public
+    view, as an upload: nothing of the answers is in the refusal)."""
+    assert outcome.predictions is not None
+    gold = parsed_gold(session, held.gold, ctx.gold_cache)
+    try:
+        validate(gold, outcome.predictions, ctx.limits)
+    except ValidationError as exc:
+        return CodeOutcome(outcome.run, failure=f"Your program's predictions were refused. {exc.summary()}")
+    return outcome
+
+
+def _claim(ctx: JobContext, session: Session, run_id: int) -> CodeClaim | None:
+    settings = ctx.settings
+    return execution.claim(
+        session,
+        run_id,
+        worker=ctx.worker,
+        now=utcnow(),
+        lease_seconds=settings.lease_seconds,
+        max_attempts=settings.max_attempts,
+    )
+
+
+def _platform(session: Session, held: CodeClaim, reason: str) -> bool:
+    return execution.record_platform_failure(session, held, reason, now=utcnow())
+
+
+def _give_up(session: Session, run_id: int, reason: str) -> bool:
+    return execution.give_up(session, run_id, now=utcnow(), reason=reason)
+
+
+@contextmanager
+def _heartbeats(ctx: JobContext, held: CodeClaim) -> Iterator[None]:
+    """Renew the run's lease every third of its length while the program runs."""
+    stop = threading.Event()
+    seconds = ctx.settings.lease_seconds
+
+    def beat() -> None:
+        while not stop.wait(max(1.0, seconds / 3)):
+            try:
+                if not ctx.write(lambda s: execution.heartbeat(s, held, now=utcnow(), lease_seconds=seconds)):
+                    return
+            except Exception:  # a missed beat is not fatal; the next one may get through
+                log.warning("heartbeat for code run %s failed", held.run_id, exc_info=True)
+
+    thread = threading.Thread(target=beat, name=f"code-heartbeat-{held.run_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+RUN_CODE = JobKind(name="run_code", queue=GPU, row=CodeRun, run=run_code_job)

@@ -1,0 +1,94 @@
+"""Starting a code run when a program is uploaded to a code phase, and what people may see of it.
+
+The upload (``submissions.intake``) stores the program as the submission's file, ``awaiting_run``, and
+``start`` adds its run, sent to the ``gpu`` queue after the commit. ``view`` is the run as one viewer may
+see it: the team reads how it ended, its wall time and peak memory, and its program's logs only where
+the phase shows logs (a program can print the hidden inputs); organizers always read them.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from dataclasses import dataclass
+from io import BytesIO
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, undefer
+
+from app.services.code.job import RUN_CODE
+from app.services.code.settings import CodeSettings
+from app.services.errors import InvalidInput
+from app.services.jobs.enqueue import enqueue_after_commit
+from app.storage.models import CodeRun, Phase, RunStatus, Submission, SubmissionStatus
+
+
+def is_code_phase(phase: Phase) -> bool:
+    return phase.code is not None
+
+
+def check_program(data: bytes) -> None:
+    """Refuse, for free, an upload to a code phase that is not a zip (the run unpacks it with every check)."""
+    if not zipfile.is_zipfile(BytesIO(data)):
+        raise InvalidInput(
+            "this phase runs programs: upload your program as a zip (predict.py, or a metadata file with a command)",
+            [{"where": "file", "message": "not a zip file"}],
+            code="invalid_submission",
+        )
+
+
+def start(session: Session, submission: Submission) -> CodeRun:
+    """The run of a just stored submission's program, sent once the transaction commits."""
+    run = CodeRun(submission_id=submission.id, program_blob_id=submission.blob_id, status=RunStatus.QUEUED)
+    session.add(run)
+    session.flush()
+    enqueue_after_commit(session, RUN_CODE, run.id)
+    return run
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A code run as one viewer may see it; ``stage`` is the submission's way: queued, running, scoring,
+    scored or failed. ``stdout``/``stderr`` are None where the viewer may not read them."""
+
+    stage: str
+    status: RunStatus
+    outcome: str
+    exit_code: int | None
+    timed_out: bool
+    out_of_memory: bool
+    wall_seconds: float | None
+    peak_memory_bytes: int | None
+    logs_shown: bool
+    stdout: str | None = None
+    stderr: str | None = None
+
+
+def _stage(run: CodeRun, submission: Submission) -> str:
+    if submission.status == SubmissionStatus.AWAITING_RUN:
+        return "running" if run.status == RunStatus.RUNNING else "queued"
+    if submission.status in (SubmissionStatus.QUEUED, SubmissionStatus.RUNNING):
+        return "scoring"
+    return submission.status.value
+
+
+def view(session: Session, submission: Submission, *, organizer: bool) -> RunView | None:
+    """The submission's run as this viewer may see it; None for a submission that ran no program."""
+    query = select(CodeRun).where(CodeRun.submission_id == submission.id)
+    run = session.scalar(query.options(undefer(CodeRun.stdout), undefer(CodeRun.stderr)))
+    if run is None:
+        return None
+    phase = session.get(Phase, submission.phase_id)
+    shown = organizer or (phase is not None and phase.code is not None and CodeSettings.of(phase.code).show_logs)
+    return RunView(
+        stage=_stage(run, submission),
+        status=run.status,
+        outcome=run.outcome,
+        exit_code=run.exit_code,
+        timed_out=run.timed_out,
+        out_of_memory=run.out_of_memory,
+        wall_seconds=run.wall_seconds,
+        peak_memory_bytes=run.peak_memory_bytes,
+        logs_shown=shown,
+        stdout=run.stdout if shown else None,
+        stderr=run.stderr if shown else None,
+    )

@@ -1,0 +1,148 @@
+"""One run of a participant's program in the sandbox, and what it wrote; no database.
+
+The program sees exactly these paths (the gold is never among them):
+
+| path | what | access |
+|---|---|---|
+| ``/app/program`` | the unpacked zip (its one top-level folder, if it was zipped so); the working folder | read-only |
+| ``/input`` | the phase's inputs (``code.inputs``) | read-only |
+| ``/output`` | empty; where the program writes its predictions | read-write |
+
+The command is the ``command`` of a ``metadata`` file in the zip (as Codabench reads it), else the phase's,
+run with ``/bin/sh -c``, the runtime's ``bin/`` first on PATH, a clean environment and the phase's limits for
+all the run's processes together. ``CodeOutcome.failure`` says in plain words why a run gave no predictions
+when that is the program's doing (its zip, its exit, its limits, its output); ``ArchiveProblem`` (the stored
+inputs), ``RuntimeProblem`` and ``SandboxUnavailable`` are the platform's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.services.code.settings import CodeSettings
+from codalab.archives import ArchiveProblem, pack_folder, unpack
+from codalab.program import PROGRAM_ENV, ProgramProblem, find_metadata, read_command
+from sandbox import Bind, Limits, RunResult, Runtime, run
+from sandbox.limits import MIB
+
+#: How much a program's zip and the inputs may unpack to, and how many entries they may hold.
+UNPACK = {"max_bytes": 4 * 1024**3, "max_entries": 100_000}
+
+
+@dataclass(frozen=True)
+class CodeOutcome:
+    """How the program ran (``run``: None when it could not start) and its predictions, or why there are none."""
+
+    run: RunResult | None
+    predictions: bytes | None = None
+    failure: str | None = None
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """Where and how programs run on this worker (from the settings)."""
+
+    runtime: Runtime | None
+    isolation: str = "bwrap"
+    require_cgroup: bool = True
+    scratch: Path | None = None
+
+
+def _root(program: Path) -> Path:
+    """The folder the program runs in: the zip's root, or its one top-level folder when it holds everything."""
+    if find_metadata(program) is not None:
+        return program
+    inner = [p for p in program.iterdir() if not p.name.startswith(".") and p.name != "__MACOSX"]
+    return inner[0] if len(inner) == 1 and inner[0].is_dir() and not inner[0].is_symlink() else program
+
+
+def _command(root: Path, code: CodeSettings) -> str:
+    if find_metadata(root) is None:
+        return code.command
+    return read_command(root)  # raises ProgramProblem for a metadata file without a usable command
+
+
+def _only_plain(output: Path) -> str | None:
+    """Why the output folder cannot be taken (a link, a device, a pipe), or None."""
+    for folder, dirs, files in os.walk(output):
+        for name in dirs + files:
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                return f"/output holds {name!r}, which is not a plain file or folder"
+    return None
+
+
+def _predictions(output: Path, code: CodeSettings, limit: int) -> CodeOutcome | bytes:
+    problem = _only_plain(output)
+    if problem:
+        return CodeOutcome(None, failure=f"Your program's output was not used: {problem}.")
+    if code.output is None:
+        if not any(output.iterdir()):
+            return CodeOutcome(None, failure="Your program wrote nothing in /output.")
+        try:
+            return pack_folder(output, max_bytes=limit)
+        except ArchiveProblem as exc:
+            return CodeOutcome(None, failure=f"Your program's output was not used: {exc}.")
+    path = output / code.output
+    if not path.is_file() or path.is_symlink():
+        return CodeOutcome(None, failure=f"Your program wrote no {code.output} in /output.")
+    return path.read_bytes()
+
+
+def run_code(program: bytes, inputs: bytes, code: CodeSettings, where: Isolation) -> CodeOutcome:
+    """Unpack the program and the inputs, run the program on them, and read its predictions."""
+    limits = Limits(
+        wall_seconds=code.time_limit_s,
+        memory_bytes=code.memory_mb * MIB,
+        require_cgroup=where.require_cgroup,
+    )
+    space = Path(tempfile.mkdtemp(prefix="podium-code-", dir=where.scratch))
+    try:
+        for folder in ("input", "output", "logs"):
+            (space / folder).mkdir()
+        unpack(inputs, space / "input", what="phase's inputs", **UNPACK)
+        try:
+            unpack(program, space / "program", what="program", **UNPACK)
+            root = _root(space / "program")
+            command = _command(root, code)
+        except (ArchiveProblem, ProgramProblem) as exc:
+            return CodeOutcome(None, failure=f"Your program could not be run: {exc}.")
+        result = run(
+            ["/bin/sh", "-c", command],
+            [
+                Bind(root, "/app/program"),
+                Bind(space / "input", "/input"),
+                Bind(space / "output", "/output", writable=True),
+            ],
+            cwd="/app/program",
+            logs=space / "logs",
+            limits=limits,
+            runtime=where.runtime,
+            env=PROGRAM_ENV,
+            isolation=where.isolation,
+        )
+        if not result.ok:
+            return CodeOutcome(result, failure=f"Your program failed: {result.describe()}.")
+        taken = _predictions(space / "output", code, limits.output_bytes)
+        if isinstance(taken, CodeOutcome):
+            return CodeOutcome(result, failure=taken.failure)
+        return CodeOutcome(result, predictions=taken)
+    finally:
+        _remove(space)
+
+
+def _remove(root: Path) -> None:
+    def retry(function: Any, path: str, _info: Any) -> None:
+        # A program may leave folders it made unreadable; the runner's user may take them back.
+        os.chmod(os.path.dirname(path), 0o700)
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.chmod(path, 0o700)
+        function(path)
+
+    shutil.rmtree(root, onerror=retry)

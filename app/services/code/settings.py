@@ -1,0 +1,64 @@
+"""How a code phase runs its programs (``CodeSettings``: the ``code:`` keys of a bundle but its inputs), and the
+operator's caps on what a bundle may ask for (``CodeCaps``, from ``PODIUM_CODE_MAX_TIME_S`` and
+``PODIUM_CODE_MAX_MEMORY_MB``). Stored on the phase as a mapping (``Phase.code``)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from app.config import Settings
+
+#: What runs when neither the phase nor the program's ``metadata`` names a command (Codabench's convention).
+DEFAULT_COMMAND = "python predict.py /input /output"
+DEFAULT_TIME_S = 600
+DEFAULT_MEMORY_MB = 4096
+
+
+@dataclass(frozen=True)
+class CodeSettings:
+    """How one code phase runs a program: ``output`` is the prediction file's name in /output (None: the whole
+    folder, zipped, for scorers that read a zip as it is); ``runtime`` the name of a runtime of the operator's
+    table (None: the default); limits for all the run's processes together; ``show_logs``: the team reads
+    its program's stdout and stderr (never by default: a program can print the hidden inputs)."""
+
+    command: str = DEFAULT_COMMAND
+    output: str | None = None
+    runtime: str | None = None
+    time_limit_s: int = DEFAULT_TIME_S
+    memory_mb: int = DEFAULT_MEMORY_MB
+    show_logs: bool = False
+
+    def stored(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def of(cls, stored: dict[str, Any]) -> CodeSettings:
+        known = {f.name for f in fields(cls)}
+        return cls(**{key: value for key, value in stored.items() if key in known})
+
+
+@dataclass(frozen=True)
+class CodeCaps:
+    """The most a phase may give one run; the operator's settings."""
+
+    max_time_s: int = 3600
+    max_memory_mb: int = 16384
+
+    def problems(self, code: CodeSettings, path: str) -> list[tuple[str, str]]:
+        """``(key path, message)`` for each limit of ``code`` above the caps."""
+        out = []
+        if code.time_limit_s > self.max_time_s:
+            out.append(
+                (f"{path}.time_limit_s", f"{code.time_limit_s} s is more than this server allows ({self.max_time_s} s)")
+            )
+        if code.memory_mb > self.max_memory_mb:
+            out.append(
+                (f"{path}.memory_mb", f"{code.memory_mb} MB is more than this server allows ({self.max_memory_mb} MB)")
+            )
+        return out
+
+
+def caps_of(settings: Settings) -> CodeCaps:
+    """The caps this server's settings give (``PODIUM_CODE_MAX_TIME_S``, ``PODIUM_CODE_MAX_MEMORY_MB``)."""
+    return CodeCaps(max_time_s=settings.code_max_time_s, max_memory_mb=settings.code_max_memory_mb)
