@@ -328,3 +328,11 @@ def test_serve_on_a_port_in_use_says_so_and_exits_2_before_anything_else(tmp_pat
     )
     assert (free.returncode, free.stdout, free.stderr) == (0, "", "")
     assert not database.exists()
+    # `make serve` and `make serve-full` check the port before `podium demo` changes anything.
+    for target in ("serve", "serve-full"):
+        steps = subprocess.run(
+            ["make", "-n", target, "VENV=/nonexistent/venv", "PORT=8001"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.splitlines()
+        check = steps.index("/nonexistent/venv/bin/podium serve --check-port --host 127.0.0.1 --port 8001")
+        demo = next(i for i, line in enumerate(steps) if line.startswith("/nonexistent/venv/bin/podium demo"))
+        assert check < demo, steps
