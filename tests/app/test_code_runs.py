@@ -115,6 +115,11 @@ def test_the_starting_kit_runs_on_the_hidden_inputs_and_is_scored_and_ranked(db:
     # Organizers read the program's logs.
     organizer = client.get(f"/api/v1/submissions/{scored['id']}", headers=auth(db, "olga")).json()
     assert organizer["code_run"]["stderr"] == "labelled 22 sentences\n"
+    # Scoring it again scores its predictions again; the program does not run again.
+    assert client.post(f"/api/v1/submissions/{scored['id']}/rescore", headers=auth(db, "olga")).status_code == 202
+    assert client.app.state.podium.queue.wait_idle(60)  # type: ignore[attr-defined]
+    again = client.get(f"/api/v1/submissions/{scored['id']}", headers=ada).json()
+    assert (again["status"], again["metrics"], again["code_run"]) == ("scored", scored["metrics"], run)
 
 
 def test_a_metadata_command_overrides_the_phases(db: Database, client: TestClient) -> None:
@@ -146,6 +151,12 @@ def test_a_failing_program_costs_the_team_and_says_why(
     assert failed["message"].startswith(message), failed["message"]
     assert failed["code_run"]["stage"] == "failed"
     assert used(client, ada) == 1  # the upload stays counted
+    # Scoring it again has nothing to score (its file is the program): refused, and it stays as it was.
+    again = client.post(f"/api/v1/submissions/{failed['id']}/rescore", headers=auth(db, "olga"))
+    assert again.status_code == 409
+    assert "its program gave none" in again.json()["detail"]
+    after = client.get(f"/api/v1/submissions/{failed['id']}", headers=ada).json()
+    assert (after["status"], after["message"]) == ("failed", failed["message"])
 
 
 def test_a_zip_that_is_not_a_program_is_refused_for_free(db: Database, client: TestClient) -> None:

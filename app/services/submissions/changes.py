@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select, update
+from sqlalchemy import exists, select, update
 from sqlalchemy.orm import Session
 
 from app.services.accounts.access import require_organizer
@@ -10,9 +10,11 @@ from app.services.errors import Conflict, Forbidden
 from app.services.jobs.enqueue import enqueue_after_commit
 from app.services.scoring.job import SCORE_SUBMISSION
 from app.services.submissions.results import context_of, get_submission
-from app.storage.models import Phase, Submission, SubmissionStatus, User
+from app.storage.models import CodeRun, Phase, RunStatus, Submission, SubmissionStatus, User
 
 RESCORABLE = (SubmissionStatus.SCORED, SubmissionStatus.FAILED)
+#: A submission of a code phase whose program gave no predictions has nothing to score: its file is the program.
+_NO_PREDICTIONS = exists().where(CodeRun.submission_id == Submission.id, CodeRun.status != RunStatus.SUCCEEDED)
 
 
 def _queue_rescore(session: Session, submission_id: int) -> bool:
@@ -23,7 +25,7 @@ def _queue_rescore(session: Session, submission_id: int) -> bool:
     """
     result = session.execute(
         update(Submission)
-        .where(Submission.id == submission_id, Submission.status.in_(RESCORABLE))
+        .where(Submission.id == submission_id, Submission.status.in_(RESCORABLE), ~_NO_PREDICTIONS)
         .values(
             scoring_round=Submission.scoring_round + 1,
             status=SubmissionStatus.QUEUED,
@@ -48,6 +50,8 @@ def rescore(session: Session, user: User | None, submission_id: int) -> Submissi
     require_organizer(session, user, context_of(session, submission)[2])
     queued = _queue_rescore(session, submission_id)
     session.refresh(submission)
+    if not queued and submission.status in RESCORABLE:
+        raise Conflict(f"submission {submission_id} has no predictions to score: its program gave none")
     if not queued:
         raise Conflict(f"submission {submission_id} is {submission.status}; rescore it once it is scored or failed")
     return submission

@@ -32,7 +32,7 @@ from leaderboard.tables import breakdown_tables, metrics_table
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 CSRF = [Depends(require_csrf)]
-PENDING = (SubmissionStatus.QUEUED, SubmissionStatus.RUNNING)
+PENDING = (SubmissionStatus.QUEUED, SubmissionStatus.RUNNING, SubmissionStatus.AWAITING_RUN)
 PHASE = "/c/{competition}/{task}/{phase}"
 
 

@@ -112,7 +112,7 @@
   function liveStatus() {
     var pending = Array.prototype.filter.call(document.querySelectorAll("[data-poll]"), function (el) {
       var s = el.getAttribute("data-status");
-      return s === "queued" || s === "running";
+      return s === "queued" || s === "running" || s === "awaiting_run";
     });
     if (!pending.length) return;
     var delay = 1000;
