@@ -3,15 +3,16 @@
 Gold: a zip archive holding ``program.zip`` (the scoring program, with its ``metadata``) and
 ``reference.zip`` (the reference data), which ``podium competition create`` makes of a CodaLab or
 Codabench bundle's phase (``pack_gold``). Submission: a zip archive of result files, given to the program
-unpacked as ``/app/input/res`` (checked at upload for its names, links and size only: what the files
-mean is the program's business). The scores are the numbers the program writes (``scores.json``, else
-``scores.txt``); ``codalab.program`` runs it.
+unpacked as ``/app/input/res`` (checked at upload for its names, links and size, and refused when it holds
+no files or lacks one of the phase's ``result_files``: what the files mean is the program's business). The
+scores are the numbers the program writes (``scores.json``, else ``scores.txt``); ``codalab.program`` runs it.
 
 Options: ``metrics``, the leaderboard's columns in order (``key``, ``title``, ``higher_is_better``,
-``decimals``; the first ranks), and ``image``, the image the bundle names, which picks the runtime
-(``PODIUM_PROGRAM_RUNTIMES``). The server runs the program through ``run`` with its own runtime table,
-sandbox and the phase's time limit; ``score``/``compute`` (``podium score``) use the sandbox, default
-limits and this Python's environment.
+``decimals``; the first ranks); ``image``, the image the bundle names, which picks the runtime
+(``PODIUM_PROGRAM_RUNTIMES``); ``result_files``, the names a result zip must hold (public, like every
+option: what the phase's sample result or starting kit shows). The server runs the program through ``run``
+with its own runtime table, sandbox and the phase's time limit; ``score``/``compute`` (``podium score``) use
+the sandbox, default limits and this Python's environment.
 """
 
 from __future__ import annotations
@@ -79,6 +80,23 @@ class ProgramFailed(Exception):
         self.outcome = outcome
 
 
+def _is_result_name(name: Any) -> bool:
+    return (
+        isinstance(name, str)
+        and bool(name.strip())
+        and not name.startswith(("/", "\\"))
+        and ".." not in name.replace("\\", "/").split("/")
+    )
+
+
+def result_names(data: bytes) -> set[str]:
+    """The files a (checked) result zip holds, as the program sees them under ``res/``: folders and the
+    ``__MACOSX`` folder a Mac's archiver adds are not files the program reads."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        names = (name.removeprefix("./") for name in archive.namelist())
+        return {name for name in names if name and not name.endswith("/") and not name.startswith("__MACOSX/")}
+
+
 def _columns(options: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     columns = (options or {}).get("metrics") or []
     return [c for c in columns if isinstance(c, dict) and isinstance(c.get("key"), str)]
@@ -98,6 +116,12 @@ class ProgramScorer(Scorer[ProgramGold, NothingPublic, bytes]):
     options = (
         OptionSpec("metrics", [], "the leaderboard's columns: key, title, higher_is_better, decimals; the first ranks"),
         OptionSpec("image", "", "the image the bundle names; it picks the runtime (PODIUM_PROGRAM_RUNTIMES)"),
+        OptionSpec(
+            "result_files",
+            [],
+            "the files a result submission must hold at the top of its zip, as the phase's sample result or "
+            "starting kit shows them (public); empty: any files",
+        ),
     )
     gold_format = "zip of program.zip (the scoring program) and reference.zip (the reference data)"
     submission_format = "zip archive of result files, as the scoring program reads them"
@@ -109,6 +133,14 @@ class ProgramScorer(Scorer[ProgramGold, NothingPublic, bytes]):
 
     @classmethod
     def check_option(cls, name: str, value: Any) -> Any:
+        if name == "result_files":
+            names = value if isinstance(value, list) else None
+            if names is None or not all(_is_result_name(n) for n in names) or len(set(names)) != len(names):
+                raise OptionsError(
+                    f"option 'result_files' of {cls.name} must be a list of distinct file names inside the zip "
+                    "(relative, without '..')"
+                )
+            return value
         if name != "metrics":
             return super().check_option(name, value)
         if not isinstance(value, list):
@@ -173,7 +205,26 @@ class ProgramScorer(Scorer[ProgramGold, NothingPublic, bytes]):
             check(data, max_bytes=min(max_bytes, MAX_RESULT_BYTES), max_entries=MAX_RESULT_ENTRIES, what="submission")
         except ArchiveProblem as exc:
             raise InvalidSubmission([Problem("zip archive", str(exc))]) from None
+        self._check_names(data)
         return data
+
+    def _check_names(self, data: bytes) -> None:
+        """Refuse, from public facts only (the phase's declared ``result_files``), what the program cannot score:
+        a zip without files, or one that lacks a file the phase declares. The refusal names what it expects."""
+        expected = list(self.config.get("result_files") or [])
+        wants = (
+            f"this phase's scoring program reads {', '.join(expected)} at the top of the zip"
+            if expected
+            else "this phase's scoring program reads the result files its starting kit or pages describe"
+        )
+        held = result_names(data)
+        if not held:
+            raise InvalidSubmission([Problem("zip archive", f"the zip holds no files; {wants}")])
+        missing = [name for name in expected if name not in held]
+        if missing:
+            shown = ", ".join(sorted(held)[:5]) + (", ..." if len(held) > 5 else "")
+            problem = f"the zip lacks {', '.join(missing)} (it holds {shown}); {wants}"
+            raise InvalidSubmission([Problem("zip archive", problem)])
 
     def sample_submission(self, public: NothingPublic) -> bytes:
         raise NoSample(

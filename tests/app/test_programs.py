@@ -239,3 +239,33 @@ def test_where_no_cgroup_can_be_made_programs_run_only_if_the_operator_allows_it
         assert shown["status"] == "failed" and "problem on our side" in shown["message"]
         organizer = client.get(f"/api/v1/submissions/{shown['id']}", headers=auth(db, "olga")).json()
         assert "PODIUM_SANDBOX_ALLOW_NO_CGROUP=true" in organizer["organizer"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("options", "upload", "named"),
+    [
+        (tiny.OPTIONS, {}, "the zip holds no files; this phase's scoring program reads the result files"),
+        (tiny.OPTIONS, {"results/": b"", "__MACOSX/._x": b""}, "the zip holds no files"),
+        (
+            {**tiny.OPTIONS, "result_files": ["prediction.txt"]},
+            {},
+            "the zip holds no files; this phase's scoring program reads prediction.txt at the top of the zip",
+        ),
+        (
+            {**tiny.OPTIONS, "result_files": ["prediction.txt"]},
+            {"results/prediction.txt": b"a"},
+            "the zip lacks prediction.txt (it holds results/prediction.txt); this phase's scoring program reads "
+            "prediction.txt",
+        ),
+    ],
+)
+def test_results_the_program_cannot_use_are_refused_at_upload_for_free_saying_what_the_phase_expects(
+    db: Database, program_client: TestClient, options: dict[str, object], upload: dict[str, bytes], named: str
+) -> None:
+    setup(db, program_phase(total_limit=1), scorer="program", scorer_options=options)
+    ada = auth(db, "ada")
+    files = {"file": ("results.zip", tiny.zip_of(upload), "application/zip")}
+    refused = program_client.post(f"{PHASE}/submissions", headers=ada, files=files)
+    assert refused.status_code == 422
+    assert named in refused.text
+    assert send(program_client, ada, tiny.result(TRUTH))["status"] == "scored"  # the refusal cost nothing

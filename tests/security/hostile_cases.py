@@ -216,6 +216,22 @@ HOSTILE = [
         ("'prediction' and './prediction/' cannot both be unpacked",),
         filename="results.zip",
     ),
+    # What the program cannot score is refused at upload, from public facts only: an empty zip, a zip without
+    # the files the phase names (result_files).
+    Hostile(
+        "an empty results zip",
+        "program",
+        lambda ex: hostile.zipped({}),
+        ("the zip holds no files; this phase's scoring program reads prediction.txt",),
+        filename="results.zip",
+    ),
+    Hostile(
+        "results without the file the phase names",
+        "program",
+        lambda ex: hostile.zipped({"answers.txt": b"cat"}),
+        ("the zip lacks prediction.txt (it holds answers.txt)",),
+        filename="results.zip",
+    ),
     Hostile(
         "results of too many files",
         "program",
