@@ -34,6 +34,12 @@ RUN pip install --upgrade pip \
 
 # --- runtime stage: the environment and the code, no compiler, run as a user without privileges ---
 FROM python:3.11-slim AS runtime
+# bubblewrap: the sandbox that scoring programs (and participants' code) run in (sandbox/bwrap.py), as
+# uid 10001 through a user namespace; compose.yaml gives the workers the seccomp profile and the /proc
+# it needs (docker/README.md). setpriv and prlimit come with util-linux, which every Debian has.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends bubblewrap \
+ && apt-get clean && rm -rf /var/lib/apt/lists/*
 RUN useradd --create-home --uid 10001 --user-group podium
 # The shared dependency layer: the whole environment of the build stage, the same for both variants.
 COPY --from=build /opt/venv /opt/venv

@@ -3,7 +3,9 @@
 # (PostgreSQL, Redis, migrations, the web tier, two scoring workers, the baseline worker) under a
 # project name of its own, wait until every service is healthy, seed the demo and wait until the
 # baseline worker has run every hosted baseline (none in the web tier), upload a submission to the
-# web tier's published port and wait until a worker has scored it; then restart the workers and
+# web tier's published port and wait until a worker has scored it; import a Codabench bundle with a
+# scoring program over the API and wait until a worker has scored a result submission with it in
+# bubblewrap's sandbox (the numbers its program prints); then restart the workers and
 # check that the stack scores the next upload too. Last, the embedded default in one container
 # (read-only root, its SQLite file and matplotlib's cache in a volume; without PODIUM_SECRET_KEY
 # and on a folder uid 10001 cannot write, it refuses to start). Everything it started is removed at
@@ -33,6 +35,13 @@ export COMPOSE_PROJECT_NAME="$project"
 export PODIUM_SECRET_KEY="${PODIUM_SECRET_KEY:-$(python3 -c 'import secrets; print(secrets.token_hex(32))')}"
 export PODIUM_DB_PASSWORD="${PODIUM_DB_PASSWORD:-$(python3 -c 'import secrets; print(secrets.token_hex(16))')}"
 export PODIUM_PORT="${PODIUM_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
+# The Codabench bundle whose scoring program the workers run (numpy and scikit-learn: the image has both).
+bundle="${PODIUM_SHARED_DIR:-../shared}/reference/codabench/competition_v2_multi_task.zip"
+[ -f "$bundle" ] || { echo "no Codabench bundle at $bundle (set PODIUM_SHARED_DIR to the shared folder)" >&2; exit 1; }
+# A container gets no cgroup of its own for each run on a cgroup v1 host, nor on v2 without writable
+# cgroups (docker/README.md): unless told otherwise, the check lets programs run with the per-process
+# limits alone; PODIUM_SANDBOX_ALLOW_NO_CGROUP=false checks a host that delegates cgroups.
+export PODIUM_SANDBOX_ALLOW_NO_CGROUP="${PODIUM_SANDBOX_ALLOW_NO_CGROUP:-true}"
 compose() { "${compose_cmd[@]}" -f compose.yaml "$@"; }
 say() { printf '[%s] %s\n' "$(date +%T)" "$*"; }
 started=$(date +%s)
@@ -82,7 +91,32 @@ trap cleanup EXIT
 
 say "compose up (project $project, web tier on 127.0.0.1:$PODIUM_PORT)"
 t0=$(date +%s)
-compose up -d --no-build --scale worker=2 >/dev/null
+if [ "${compose_cmd[0]}" = docker-compose ]; then
+    # Compose v1 hands security_opt to the engine as it is, and the engine refuses
+    # systempaths=unconfined (the Docker CLI and Compose v2 turn it into an unmasked /proc themselves,
+    # which v1 cannot): with v1 the workers' containers are started by `docker run`, with what
+    # `compose config` resolves for them and the labels compose finds them by (ps, restart, logs, down).
+    compose up -d --no-build web >/dev/null
+    CONFIG="$(compose config)" python3 - "$project" <<'PY'
+import os, subprocess, sys, yaml
+project, services = sys.argv[1], yaml.safe_load(os.environ["CONFIG"])["services"]
+for name, count in (("worker", 2), ("baseline-worker", 1)):
+    service = services[name]
+    for number in range(1, count + 1):
+        labels = {"project": project, "service": name, "oneoff": "False", "container-number": number}
+        subprocess.run(
+            ["docker", "run", "-d", f"--name={project}_{name}_{number}", f"--network={project}_default",
+             f"--network-alias={name}", f"--restart={service.get('restart', 'no')}"]
+            + [f"--label=com.docker.compose.{key}={value}" for key, value in labels.items()]
+            + [f"--env={key}={value}" for key, value in service["environment"].items()]
+            + (["--read-only"] if service.get("read_only") else []) + [f"--tmpfs={t}" for t in service.get("tmpfs", [])]
+            + [f"--security-opt={option}" for option in service.get("security_opt", [])]
+            + [service["image"], *service["command"]],
+            check=True, stdout=subprocess.DEVNULL)
+PY
+else
+    compose up -d --no-build --scale worker=2 >/dev/null
+fi
 
 health() { docker inspect --format '{{if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}}' "$1"; }
 wait_healthy() {  # SERVICE COUNT TIMEOUT: COUNT containers of SERVICE healthy within TIMEOUT seconds
@@ -114,8 +148,11 @@ web_id=$(compose ps -q web)
 # --- a submission, scored by a worker ---------------------------------------------------------
 # --no-wait: the demo only queues the hosted baselines' runs; the sweepers send them to the gpu
 # queue, which the baseline worker takes (with the default image's baselines-light).
-token=$(compose exec -T web podium demo --no-wait | awk '$1 == "participant" {print $NF}')
-[ -n "$token" ] || { echo "podium demo printed no participant token" >&2; exit 1; }
+demo=$(compose exec -T web podium demo --no-wait)
+token=$(awk '$1 == "participant" {print $NF}' <<<"$demo")
+participant=$(awk '$1 == "participant" {print $3}' <<<"$demo")
+organizer_token=$(awk '$1 == "organizer" {print $NF}' <<<"$demo")
+[ -n "$token" ] && [ -n "$organizer_token" ] || { echo "podium demo printed no participant or organizer token" >&2; exit 1; }
 baseline_host=$(compose ps -q baseline-worker | cut -c1-12)
 say "the demo's hosted baselines, on the baseline worker ($baseline_host)"
 compose exec -T -e BASELINE_HOST="$baseline_host" web python - <<'PY'
@@ -163,6 +200,62 @@ t0=$(date +%s)
 submit_and_wait
 first_s=$(( $(date +%s) - t0 ))
 
+# --- a scoring program, run by a worker in bubblewrap's sandbox -------------------------------
+# Each worker says at start whether programs can run in its container (docker/entrypoint.py).
+for id in $(compose ps -q worker); do
+    line=$(docker logs "$id" 2>&1 | grep -m1 '^sandbox: ' || true)
+    say "worker ${id:0:12}: ${line:-no sandbox line in its log}"
+    case "$line" in "sandbox: ready"*) ;; *) echo "the worker cannot run scoring programs" >&2; exit 1 ;; esac
+done
+say "a Codabench bundle with a scoring program ($(basename "$bundle")), imported over the API"
+t0=$(date +%s)
+PODIUM_URL="http://127.0.0.1:$PODIUM_PORT" TOKEN="$token" ORGANIZER="$organizer_token" PARTICIPANT="$participant" \
+    BUNDLE="$bundle" python3 - <<'PY'
+import io, json, os, sys, time, urllib.error, urllib.request, uuid, zipfile
+base, bundle = os.environ["PODIUM_URL"], os.environ["BUNDLE"]
+organizer = {"Authorization": f"Bearer {os.environ['ORGANIZER']}"}
+participant = {"Authorization": f"Bearer {os.environ['TOKEN']}"}
+
+def call(path, headers, files=None, method="POST"):
+    body, extra = b"", {}
+    if files:
+        boundary = uuid.uuid4().hex
+        for field, (name, data) in files.items():
+            body += (f'--{boundary}\r\nContent-Disposition: form-data; name="{field}"; filename="{name}"\r\n'
+                     "Content-Type: application/zip\r\n\r\n").encode() + data + b"\r\n"
+        body += f"--{boundary}--\r\n".encode()
+        extra = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+    request = urllib.request.Request(base + path, data=body if method == "POST" else None, method=method,
+                                     headers={**headers, **extra})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            return json.load(answer)
+    except urllib.error.HTTPError as exc:
+        sys.exit(f"{method} {path}: {exc.code} {exc.read().decode()[:500]}")
+
+created = call("/api/v1/competitions", organizer, {"bundle": ("bundle.zip", open(bundle, "rb").read())})
+slug = created["slug"]
+call(f"/api/v1/competitions/{slug}/participation", participant)
+call(f"/api/v1/competitions/{slug}/participants/{os.environ['PARTICIPANT']}/approve", organizer)
+# A result submission: the third task's reference labels as the prediction, and a duration the program reports.
+with zipfile.ZipFile(bundle) as source:
+    labels = source.read("third/reference_data/testing_label")
+result = io.BytesIO()
+with zipfile.ZipFile(result, "w") as archive:
+    archive.writestr("prediction", labels)
+    archive.writestr("metadata.json", json.dumps({"duration": 2.5}))
+phase = f"/api/v1/competitions/{slug}/tasks/wheat-seed-third-task/phases/single-phase-with-multiple-task"
+submission = call(f"{phase}/submissions", participant, {"file": ("result.zip", result.getvalue())})
+deadline = time.monotonic() + 300
+while submission["status"] not in ("scored", "failed") and time.monotonic() < deadline:
+    time.sleep(1)
+    submission = call(f"/api/v1/submissions/{submission['id']}", participant, method="GET")
+print(f"competition {slug}, submission {submission['id']}: {submission['status']} {submission.get('metrics')}"
+      + (f" ({submission.get('message')})" if submission["status"] != "scored" else ""))
+sys.exit(0 if submission["status"] == "scored" and submission.get("metrics") == {"accuracy": 1.0, "duration": 2.5} else 1)
+PY
+program_s=$(( $(date +%s) - t0 ))
+
 say "compose restart worker"
 compose restart worker >/dev/null
 wait_healthy worker 2 240
@@ -196,7 +289,9 @@ say "embedded: healthy, demo seeded, chart drawn; SQLite file and matplotlib cac
 
 web_mb=$(docker image inspect podium --format '{{.Size}}' | awk '{printf "%.0f", $1 / 1e6}')
 say "passed in $(( $(date +%s) - started )) s"
-echo "image podium: ${web_mb} MB; build ${build_s} s; stack healthy after ${up_s} s; first upload scored in ${first_s} s"
+echo "image podium: ${web_mb} MB; build ${build_s} s; stack healthy after ${up_s} s; first upload scored in ${first_s} s;" \
+    "program phase imported and scored in ${program_s} s"
+echo "per-run cgroups: PODIUM_SANDBOX_ALLOW_NO_CGROUP=$PODIUM_SANDBOX_ALLOW_NO_CGROUP"
 if [ -n "${GPU:-}" ]; then
     gpu_mb=$(docker image inspect podium-gpu --format '{{.Size}}' | awk '{printf "%.0f", $1 / 1e6}')
     echo "image podium-gpu: ${gpu_mb} MB; build ${gpu_build_s} s"
