@@ -7,8 +7,11 @@ program in the compose stack for real (``docker/README.md`` says why each option
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -113,6 +116,33 @@ def test_a_worker_says_at_start_whether_programs_can_run() -> None:
 def test_the_worker_line_on_a_machine_where_the_sandbox_runs() -> None:
     said = entrypoint.sandbox_report({"PODIUM_SANDBOX_ALLOW_NO_CGROUP": "true"})
     assert said.startswith("sandbox: ready (bubblewrap; "), said
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed here")
+def test_the_entry_point_says_it_before_the_worker_starts_and_not_for_its_health_check() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PODIUM_SANDBOX_ALLOW_NO_CGROUP": "true"}
+    env.pop("PODIUM_PROGRAM_SANDBOX", None)
+    script = str(ROOT / "docker" / "entrypoint.py")
+    # echo stands in for the worker: the entry point checks, then runs the command in its place.
+    started = subprocess.run(
+        [sys.executable, script, "echo", "podium", "worker"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert started.stderr.startswith("sandbox: ready (bubblewrap; "), started.stderr
+    assert started.stdout == "podium worker\n"
+    ping = subprocess.run(
+        [sys.executable, script, "echo", "podium", "worker", "--ping"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert (ping.stdout, ping.stderr) == ("podium worker --ping\n", "")
 
 
 def test_the_end_to_end_check_scores_a_program_phase_in_the_stack() -> None:
