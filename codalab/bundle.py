@@ -14,6 +14,7 @@ import hashlib
 import re
 import tempfile
 import unicodedata
+import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
@@ -39,6 +40,10 @@ DEFAULT_TIME_LIMIT = 600
 #: Codabench's images when a bundle names none.
 DEFAULT_IMAGE = {"codalab-1.5": "codalab/codalab-legacy:py37", "codabench-2": "codalab/codalab-legacy:py3"}
 _DATE_FORMATS = ("%m-%d-%Y", "%m/%d/%Y", "%Y-%m-%d", "%m-%d-%Y %H:%M", "%Y-%m-%d %H:%M", "%m/%d/%Y %H:%M")
+
+
+#: The folder (or zip) of a CodaLab starting kit that shows what a result submission holds.
+SAMPLE_RESULT = "sample_result_submission"
 
 
 class CodalabError(ValueError):
@@ -204,6 +209,28 @@ class Reader:
                 "it is published: check that it gives no answers away"
             )
         return self.entry(path)
+
+    def sample_results(self, kit: Path) -> list[str]:
+        """The files of a starting kit's sample result submission (a ``sample_result_submission`` folder or zip
+        in the kit): the names a result zip holds at its top, public as the kit is. None found: ``[]``."""
+        try:
+            with tempfile.TemporaryDirectory(prefix="podium-codalab-") as tmp:
+                root = self._unpacked(kit, Path(tmp) / "kit")
+                found = sorted(root.rglob(f"{SAMPLE_RESULT}*")) if root.is_dir() else []
+                for sample in found:
+                    if sample.is_dir():
+                        names = [p.relative_to(sample).as_posix() for p in sample.rglob("*") if p.is_file()]
+                    elif sample.name == f"{SAMPLE_RESULT}.zip":
+                        with zipfile.ZipFile(sample) as archive:
+                            names = [n.removeprefix("./") for n in archive.namelist() if not n.endswith("/")]
+                    else:
+                        continue
+                    names = sorted(n for n in names if not n.startswith("__MACOSX/") and n != ".DS_Store")
+                    if names:
+                        return names
+        except (ArchiveProblem, OSError, zipfile.BadZipFile):
+            return []
+        return []
 
     def program(self, value: Any, key: str) -> dict[str, Any] | None:
         """The scoring program's entry, after checking its metadata names a command."""

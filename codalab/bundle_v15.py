@@ -56,12 +56,23 @@ class V15Reader(Reader):
         if y.get("admin_names"):
             self.warn("admin_names: CodaLab accounts are not Podium accounts; add further organizers by hand")
         image = y.get("competition_docker_image") or DEFAULT_IMAGE[self.kind]
+        self.result_files: list[list[str]] = []
+        metrics = self.columns()
+        phases = self.phases()
+        options: dict[str, Any] = {"metrics": metrics, "image": image}
+        # A starting kit's sample result shows the files a result zip must hold; the phases share one task, so
+        # the names apply only where every kit that shows any agrees.
+        shown = {tuple(names) for names in self.result_files}
+        if len(shown) == 1:
+            options["result_files"] = list(next(iter(shown)))
+        elif shown:
+            self.warn("starting_kit: the phases' sample results name different files; uploads are not checked for them")
         task: dict[str, Any] = {
             "slug": slugify(title, "task"),
             "title": title,
             "scorer": "program",
-            "scorer_options": {"metrics": self.columns(), "image": image},
-            "phases": self.phases(),
+            "scorer_options": options,
+            "phases": phases,
         }
         return self.result(
             {
@@ -118,13 +129,15 @@ class V15Reader(Reader):
         gold = self.path(p.get("reference_data"), f"{where}.reference_data")
         program = self.program(p.get("scoring_program"), f"{where}.scoring_program")
         secret = [gold] if gold is not None else []
-        public = [
-            entry
+        published = {
+            name: self.public(p[name], f"{where}.{name}", secret)
             for name in ("starting_kit", "public_data", "input_data")
             if p.get(name) is not None
-            for entry in [self.public(p[name], f"{where}.{name}", secret)]
-            if entry is not None
-        ]
+        }
+        public = [entry for entry in published.values() if entry is not None]
+        kit = published.get("starting_kit")
+        if kit is not None and (names := self.sample_results(self.folder / kit["path"])):
+            self.result_files.append(names)
         if p.get("auto_migration"):
             self.warn(f"{where}.auto_migration: submissions are not carried over from the previous phase")
         force_best = p.get("force_best_submission_to_leaderboard")

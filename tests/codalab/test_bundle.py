@@ -204,6 +204,25 @@ def test_v15_order_ends_selection_and_leaderboards(tmp_path: Path) -> None:
     assert (second["starts_at"], second["ends_at"]) == ("2020-02-01T00:00Z", "2020-03-01T00:00Z")
     assert (first["selection"], second["selection"], first["total_limit"]) == ("best", "chosen", 10)
     assert any("columns of all 2 leaderboards" in w for w in t.warnings)
+    assert "result_files" not in task["scorer_options"]  # no starting kit shows a sample result
+
+
+@pytest.mark.parametrize("zipped", [False, True])
+def test_a_starting_kits_sample_result_names_the_files_a_result_must_hold(tmp_path: Path, zipped: bool) -> None:
+    """Public facts only: the names come from the kit participants download, never from the reference data."""
+    text = V15.replace("scoring_program: prog, color: red}", "scoring_program: prog, starting_kit: kit}")
+    sample = {"kit/sample_result_submission/test.predict": "0", "kit/sample_result_submission/valid.predict": "0"}
+    if zipped:
+        sample = {"kit/sample_result_submission.zip": ""}
+    t = translate(write_bundle(tmp_path, text, {**V2_FILES, "kit/README.md": "read me", **sample}))
+    if zipped:  # a kit may hold the sample result zipped
+        with zipfile.ZipFile(tmp_path / "kit" / "sample_result_submission.zip", "w") as archive:
+            archive.writestr("test.predict", "0")
+            archive.writestr("valid.predict", "0")
+        t = translate(tmp_path)
+    assert t.problems == []
+    [task] = t.document["tasks"]
+    assert task["scorer_options"]["result_files"] == ["test.predict", "valid.predict"]
 
 
 def test_detection_and_other_formats(tmp_path: Path) -> None:
