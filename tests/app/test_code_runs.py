@@ -288,3 +288,34 @@ def test_the_code_keys_are_checked_by_key_path(tmp_path: Path, code: dict[str, A
     assert any(where == f"tasks[0].phases[0].{key}" and message in text for where, text in refused.value.problems), (
         refused.value.problems
     )
+
+
+def test_an_organizers_program_runs_as_a_baseline_and_ranks_marked_as_one(db: Database, client: TestClient) -> None:
+    create(db)
+    olga, ada = auth(db, "olga"), auth(db, "ada")
+    route = f"{PHASE}/baseline-programs"
+    files = {"file": ("baseline.zip", zipped({"predict.py": STARTER}), "application/zip")}
+    assert client.post(route, headers=ada, files=files).status_code == 403  # organizers only
+    answer = client.post(route, headers=olga, files=files, data={"name": "keyword cues"})
+    assert answer.status_code == 202, answer.text
+    assert (answer.json()["status"], answer.json()["baseline"]) == ("awaiting_run", True)
+    assert client.app.state.podium.queue.wait_idle(120)  # type: ignore[attr-defined]
+    shown = client.get(f"/api/v1/submissions/{answer.json()['id']}", headers=olga).json()
+    assert (shown["status"], shown["code_run"]["stage"], shown["team"]) == ("scored", "scored", "keyword cues")
+    send(client, ada, program(ALL_ZERO))
+    board = client.get(f"{PHASE}/leaderboard").json()
+    assert sorted((e["team"], e["baseline"]) for e in board["entries"]) == [("ada", False), ("keyword cues", True)]
+    assert used(client, ada) == 1  # the baseline counted against no team
+
+
+def test_a_program_is_refused_as_a_baseline_of_a_phase_that_runs_none(db: Database, client: TestClient) -> None:
+    create(db)
+    with db.session() as session:
+        spec = load_bundle(EXAMPLE.parent / "svident")
+        catalog.create_competition(session, replace(spec, organizers=("olga",)))
+        session.commit()
+    files = {"file": ("baseline.zip", zipped({"predict.py": STARTER}), "application/zip")}
+    route = "/api/v1/competitions/svident/tasks/detection/phases/test/baseline-programs"
+    refused = client.post(route, headers=auth(db, "olga"), files=files)
+    assert refused.status_code == 409
+    assert "does not run programs" in refused.json()["detail"]

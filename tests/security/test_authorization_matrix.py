@@ -162,6 +162,15 @@ def upload(world: World) -> dict[str, Any]:
     return {"files": {"file": ("run.json", plain_run(), "application/json")}, "data": {"method_name": "mine"}}
 
 
+def program_zip(world: World) -> dict[str, Any]:
+    """A program as an organizer uploads it as a baseline (the world's phases run none: refused after the check of
+    who may)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("predict.py", "print('hello')\n")
+    return {"files": {"file": ("program.zip", buffer.getvalue(), "application/zip")}, "data": {"name": "mine"}}
+
+
 def bundle(slug: str) -> Send:
     """A valid bundle zip; with the slug of an existing competition it must not replace that one."""
     return lambda world: {"files": {"bundle": ("bundle.zip", _bundle_zip(slug), "application/zip")}}
@@ -255,6 +264,7 @@ TABLE: tuple[Row, ...] = (
     row("DELETE", C + "/participants/{name}",            401, 403, 403, 403, 204, 204),
     # submissions
     row("POST", PH + "/submissions",                     401, 202, 202, 403, 202, 202, send=upload),
+    row("POST", PH + "/baseline-programs",               401, 403, 403, 403, 409, 409, send=program_zip),
     row("GET", PH + "/submissions",                      401, 200, 200, 200, 200, 200,
         shows={TEAM_A: {"file_a"}, TEAM_B: {"file_b"}}),
     row("GET", PH + "/submissions",                      401, 403, 403, 403, 200, 200,

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from starlette.status import HTTP_202_ACCEPTED
 
+from app.services.code import baselines as code_baselines
 from app.services.competitions import catalog
 from app.services.errors import InvalidInput
 from app.services.submissions import changes, idempotency, intake, results
@@ -89,6 +90,51 @@ async def submit(
         if accepted.replayed:
             response.headers["Idempotent-Replayed"] = "true"
         return SubmissionOut.of(results.describe_upload(session, accepted.submission), quota=accepted.quota)
+
+    return await run_in_threadpool(accept)
+
+
+_PROGRAM_BODY = multipart_body(
+    "file",
+    "the program, a zip (as a team uploads it to the phase)",
+    name={"type": "string", "maxLength": MAX_METHOD_NAME},
+    method_description={"type": "string", "maxLength": MAX_METHOD_DESCRIPTION},
+)
+
+
+@router.post(
+    PHASE + "/baseline-programs",
+    status_code=HTTP_202_ACCEPTED,
+    response_model=SubmissionOut,
+    openapi_extra=_PROGRAM_BODY,
+    responses={
+        401: {"model": ErrorOut, "description": "no valid token"},
+        403: {"model": ErrorOut, "description": "not an organizer of the competition"},
+        409: {"model": ErrorOut, "description": "the phase runs no programs (no `code:` in its bundle)"},
+        413: {"model": ErrorOut, "description": "the file is over the phase's size limit"},
+        422: {"model": ErrorOut, "description": "not a zip, or a name that is too long"},
+    },
+)
+async def submit_baseline_program(
+    ref: PhaseRef, request: Request, state: StateDep, session: SessionDep, user: CurrentUser
+) -> SubmissionOut:
+    """Organizers: upload a program as a baseline of a code phase. It runs as a team's program does (status
+    ``awaiting_run``, then scored) and its entry is marked as a baseline; it counts against no team's limits."""
+    limit = await run_in_threadpool(upload_limit_for, state, ref)
+    form = await read_form(request, file_limit=limit, too_large=lambda size: too_large(limit, size))
+    upload = form.upload()
+    if upload is None:
+        raise InvalidInput("no file was sent", [{"where": "file", "message": "attach the program's zip as 'file'"}])
+    program = intake.Upload(
+        upload.data,
+        upload.filename,
+        method_name=form.fields.get("name", ""),
+        method_description=form.fields.get("method_description", ""),
+    )
+
+    def accept() -> SubmissionOut:
+        stored = code_baselines.submit_baseline(session, user, ref, program)
+        return SubmissionOut.of(results.describe_upload(session, stored))
 
     return await run_in_threadpool(accept)
 
