@@ -128,8 +128,17 @@ def submit_command(
     if response.status_code != 202:
         fail_refused(response, as_json)
     body = response.json()
+    if wait:
+        body = follow(server, body, headers, timeout=timeout, retries=retries, as_json=as_json)
+    report_submission(server, ref, body, as_json)
+
+
+def follow(
+    server: str, body: dict[str, Any], headers: dict[str, str], *, timeout: float, retries: int, as_json: bool
+) -> dict[str, Any]:
+    """The submission ``body`` once it is scored or failed (its program run first, on a code phase)."""
     deadline = time.monotonic() + timeout
-    while wait and body["status"] in PENDING:
+    while body["status"] in PENDING:
         if time.monotonic() > deadline:
             fail(f"submission {body['id']} is still {body['status']} after {timeout:g} s")
         time.sleep(0.3)
@@ -139,6 +148,11 @@ def submit_command(
         if polled.status_code != 200:
             fail_refused(polled, as_json)
         body = polled.json()
+    return body
+
+
+def report_submission(server: str, ref: tuple[str, str, str], body: dict[str, Any], as_json: bool) -> None:
+    """Print the submission (its numbers as the pages show them); exit 1 when it failed."""
     if as_json:
         sys.stdout.write(json.dumps(body, ensure_ascii=False) + "\n")
     else:
@@ -151,6 +165,36 @@ def submit_command(
             typer.echo(f"  {body['message']}")
     if body["status"] == SubmissionStatus.FAILED:
         raise typer.Exit(1)
+
+
+@baseline_app.command("upload")
+def upload_command(
+    file: Annotated[Path, typer.Argument(help="The program, a zip (as teams upload theirs to a code phase).")],
+    server: Annotated[str, typer.Option("--server", help="The server's address, like http://127.0.0.1:8000.")],
+    token: Annotated[str, typer.Option("--token", help="An organizer's API token.")],
+    task: Annotated[str, typer.Option("--task", help="COMPETITION/TASK/PHASE.")],
+    name: Annotated[str, typer.Option("--name", help="The baseline's name on the board.")] = "",
+    wait: Annotated[bool, typer.Option("--wait", help="Wait until it ran and is scored (or failed).")] = False,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds --wait waits at most.")] = 3600,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+) -> None:
+    """Upload a program as a baseline of a code phase (organizers): it runs as a team's program does."""
+    ref = phase_ref(task)
+    data = read_file(file, "program")
+    headers = {"Authorization": f"Bearer {token}"}
+    response = api_request(
+        "POST",
+        f"{phase_url(server, ref)}/baseline-programs",
+        headers=headers,
+        files={"file": (file.name, data)},
+        data={"name": name},
+    )
+    if response.status_code != 202:
+        fail_refused(response, as_json)
+    body = response.json()
+    if wait:
+        body = follow(server, body, headers, timeout=timeout, retries=5, as_json=as_json)
+    report_submission(server, ref, body, as_json)
 
 
 def leaderboard_command(
