@@ -28,7 +28,7 @@ from app.storage.db import Database
 from sandbox import Limits, cgroups
 from tests.app.builders import make_user
 from tests.app.web.test_api import auth
-from tests.app.web.test_pages import login
+from tests.app.web.test_pages import login, token
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed here")
 
@@ -319,3 +319,20 @@ def test_a_program_is_refused_as_a_baseline_of_a_phase_that_runs_none(db: Databa
     refused = client.post(route, headers=auth(db, "olga"), files=files)
     assert refused.status_code == 409
     assert "does not run programs" in refused.json()["detail"]
+
+
+def test_organizers_upload_a_baseline_program_on_the_organize_page(db: Database, client: TestClient) -> None:
+    create(db)
+    login(client, "olga")
+    page = client.get("/c/svident-code/detection/test/organize")
+    assert "Run the program as a baseline" in page.text
+    answer = client.post(
+        "/c/svident-code/detection/test/organize/baseline-programs",
+        data={"csrf_token": token(page), "name": "cues from the page"},
+        files={"file": ("baseline.zip", zipped({"predict.py": STARTER}), "application/zip")},
+        follow_redirects=False,
+    )
+    assert answer.status_code == 303, answer.text
+    assert client.app.state.podium.queue.wait_idle(120)  # type: ignore[attr-defined]
+    board = client.get(f"{PHASE}/leaderboard").json()
+    assert [(e["team"], e["baseline"]) for e in board["entries"]] == [("cues from the page", True)]

@@ -390,6 +390,7 @@ TABLE: tuple[Row, ...] = (
     row("GET", PAGE + "/organize/everything.zip",        303, 403, 403, 403, 200, 200,
         shows=organizers_see("hidden_numbers", "org_message", "file_a", "file_b")),
     row("POST", PAGE + "/organize/baseline-runs",        401, 403, 403, 403, 303, 303, send=form(baseline=BASELINE)),
+    row("POST", PAGE + "/organize/baseline-programs",    401, 403, 403, 403, 409, 409, send=program_zip),
     row("GET", "/baseline-runs/{run_id}/status.json",    303, 404, 404, 404, 200, 200),
     row("POST", "/baseline-runs/{run_id}/cancel",        401, 404, 404, 404, 200, 200),
     row("POST", "/baseline-runs/{run_id}/cancel",        401, 404, 404, 404, 303, 303, send=CONFIRMED),

@@ -9,25 +9,30 @@ from datetime import datetime
 from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse
 from sqlalchemy.orm import Session
 from starlette.background import BackgroundTask
 
 from app.services.accounts.access import require_organizer
 from app.services.baselines import runs, views
+from app.services.code import baselines as code_baselines
 from app.services.competitions import catalog, participation, phase_edits
 from app.services.competitions.archives import archive_name, write_phase_archive
 from app.services.errors import InvalidInput
 from app.services.submissions import changes, results
 from app.services.submissions.detail import view_submission
+from app.services.submissions.intake import Upload
+from app.services.submissions.limits import too_large
 from app.storage.models import Phase, RunStatus, SubmissionStatus, User
 from app.web import sessions
-from app.web.csrf import require_csrf
-from app.web.deps import PhaseRef, RowId, SessionDep
+from app.web.csrf import check_token, require_csrf
+from app.web.deps import PhaseRef, RowId, SessionDep, StateDep
 from app.web.pages import urls
 from app.web.pages.forms import BaselineName, Description, ShortText, UserName
 from app.web.pages.render import SECURITY_HEADERS, PageRoute, get_pages, redirect, render
 from app.web.sessions import LoggedIn
+from app.web.uploads import read_form, upload_limit_for
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 CSRF = [Depends(require_csrf)]
@@ -300,6 +305,24 @@ def start_baseline(
     run = runs.start_run(session, viewer, phase_row, baseline, runs_here=get_pages(request).state.broker is None)
     sessions.flash(request, f"Baseline run {run.id} ({run.baseline} {run.baseline_version}) is queued.")
     return redirect(urls.phase_part(ref, "organize"))
+
+
+@router.post(PHASE + "/organize/baseline-programs")
+async def upload_baseline_program(
+    ref: PhaseRef, request: Request, state: StateDep, session: SessionDep, viewer: LoggedIn
+) -> Response:
+    """Upload a program as a baseline of a code phase: it runs as a team's program does (the API: POST
+    .../baseline-programs, the CLI: podium baseline upload)."""
+    limit = await run_in_threadpool(upload_limit_for, state, ref)
+    form = await read_form(request, file_limit=limit, too_large=lambda size: too_large(limit, size))
+    check_token(request, form.fields.get("csrf_token"))
+    upload = form.upload()
+    if upload is None or not upload.data:  # the form sends an empty part when no file was chosen
+        raise InvalidInput("no program was chosen", [{"where": "file", "message": "choose the program's zip"}])
+    program = Upload(upload.data, upload.filename, method_name=form.fields.get("name", ""))
+    stored = await run_in_threadpool(code_baselines.submit_baseline, session, viewer, ref, program)
+    sessions.flash(request, f"The baseline program {stored.baseline_name} is queued to run.")
+    return redirect(urls.submission(stored.id))
 
 
 @router.post("/baseline-runs/{run_id}/cancel", dependencies=CSRF)
