@@ -213,7 +213,8 @@ def test_each_kind_of_job_is_declared_once_with_its_queue_and_table() -> None:
 
 
 def test_an_unknown_job_is_refused_by_name() -> None:
-    with pytest.raises(UnknownJob, match="no job named 'mystery'; known jobs: score_submission, run_baseline, run_code"):
+    known = "score_submission, run_baseline, run_code"
+    with pytest.raises(UnknownJob, match=f"no job named 'mystery'; known jobs: {known}"):
         kind_named("mystery")
 
 
