@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -99,9 +100,14 @@ def serve_command(
     """Apply the migrations, resume waiting jobs and serve the API. Scoring runs in this process, or,
     with PODIUM_BROKER_URL, in `podium worker` processes (this one then only sends jobs and sweeps)."""
     listening = listen_or_fail(host, port)
-    if check_port:
-        listening.close()
-        return
+    with contextlib.closing(listening):
+        if not check_port:
+            _serve_on(listening, host, port, no_migrate=no_migrate)
+
+
+def _serve_on(listening: socket.socket, host: str, port: int, *, no_migrate: bool) -> None:
+    """Everything `podium serve` does once its port is bound; the caller closes the socket however this
+    ends (a refusal here must not leave the port held by the process that asked)."""
     import uvicorn
 
     from app.main import create_app
