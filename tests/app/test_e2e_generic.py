@@ -155,7 +155,12 @@ def test_each_generic_example_scores_on_the_server_as_offline_and_boards_follow_
         page = httpx.get(f"{url}/c/{competition}/{task_slug}/{phase}", timeout=120).text
         exported = httpx.get(f"{url}/c/{competition}/{task_slug}/{phase}/leaderboard.csv", timeout=120).text
         header = next(csv.reader(io.StringIO(exported)))
-        labels = re.findall(r'<th scope="col" class="num[^"]*" title="[^"]*">([^<]+)</th>', page)
+        # The metrics' headers, in the board's order (the tied-group column stands after the primary one).
+        labels = [
+            label
+            for label in re.findall(r'<th scope="col" class="num[^"]*" title="[^"]*">([^<]+)</th>', page)
+            if label != "Tied group"
+        ]
         if name == "trec":
             assert api["primary_metric"] == "P_5"
             assert [(m["name"], m["higher_is_better"], m["format"]) for m in api["metrics"]] == [
@@ -175,6 +180,8 @@ def test_each_generic_example_scores_on_the_server_as_offline_and_boards_follow_
                 "meaning": "root mean squared error",
                 "higher_is_better": False,
                 "format": "number",
+                "title": "rmse",
+                "decimals": None,
             }
             assert header[5] == "rmse" and labels[0] == "rmse ↓"
             # Ranked by the smallest error, whatever the correlations say.
