@@ -119,11 +119,17 @@ def _pair(
     if not units_a or not units_b or set(units_a) != set(units_b):
         return None
     ids = sorted(units_a)
-    statistic = Statistic.of_stats(scorer, [units_a[u] for u in ids] + [units_b[u] for u in ids], metric)
-    keep = np.concatenate([np.ones(len(ids)), np.zeros(len(ids))])
-    observed = statistic(np.stack([keep, 1 - keep]))
-    difference = float(observed[0] - observed[1])
-    return None if math.isnan(difference) else _Pair(statistic, difference)
+    # Scores a float holds may still differ by more than one holds (a scoring program's 1e308 against
+    # -1.7e308): such a pair cannot be tested, like an undefined one, and must not stop the others.
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            statistic = Statistic.of_stats(scorer, [units_a[u] for u in ids] + [units_b[u] for u in ids], metric)
+            keep = np.concatenate([np.ones(len(ids)), np.zeros(len(ids))])
+            observed = statistic(np.stack([keep, 1 - keep]))
+            difference = float(observed[0] - observed[1])
+    except (OverflowError, FloatingPointError):
+        return None
+    return _Pair(statistic, difference) if math.isfinite(difference) else None
 
 
 def paired_tests(
@@ -148,8 +154,9 @@ def paired_tests(
     for size in sorted({p.size for p in found.values()}):
         masks = swap_masks(size, trials, seed)
         batch = {i: p for i, p in found.items() if p.size == size}
-        differences.update(_linear_trials({i: p for i, p in batch.items() if p.statistic.weighted}, masks))
-        differences.update({i: _looping_trials(p, masks) for i, p in batch.items() if i not in differences})
+        with np.errstate(over="ignore", invalid="ignore"):  # a trial past a float's range counts as a hit
+            differences.update(_linear_trials({i: p for i, p in batch.items() if p.statistic.weighted}, masks))
+            differences.update({i: _looping_trials(p, masks) for i, p in batch.items() if i not in differences})
     out: list[PairedTest | None] = []
     for i, pair in enumerate(prepared):
         if pair is None:

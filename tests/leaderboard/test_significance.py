@@ -160,3 +160,15 @@ def test_a_board_tests_each_pair_as_it_would_be_tested_alone() -> None:
         alone = paired_test(MicroF1(), a, b, "f1", trials=700, seed=3)
         assert alone is not None and comparison.p_raw == alone.p_value
         assert comparison.difference == pytest.approx(alone.difference)
+
+
+def test_systems_whose_difference_a_float_cannot_hold_are_not_compared() -> None:
+    # A scoring program may report any finite float: 1e308 against -1.7e308 differs by more than a float
+    # holds. Such a pair cannot be tested (None), and the rest of the board still is; nothing overflows.
+    huge, deep = mean_units([1e308]), mean_units([-1.7e308])
+    assert paired_test(MeanOf(), huge, deep, "mean") is None
+    board = [("a", huge), ("b", deep), ("c", mean_units([0.4])), ("d", mean_units([0.3]))]
+    comparisons = compare_neighbours(MeanOf(), board, "mean")
+    assert len(comparisons) == 3
+    assert comparisons[0].p_value is None and not comparisons[0].significant
+    assert comparisons[2].difference == pytest.approx(0.1) and comparisons[2].p_value is not None
