@@ -180,9 +180,7 @@ def test_baseline_runs_are_swept_too(db: Database, labels: type[LabelScorer]) ->
     assert take(db, t0, RUN_BASELINE) == [run_id]
 
 
-def test_code_runs_are_swept_too_and_one_whose_worker_died_is_resumed(
-    db: Database, labels: type[LabelScorer]
-) -> None:
+def test_code_runs_are_swept_too_and_one_whose_worker_died_is_resumed(db: Database, labels: type[LabelScorer]) -> None:
     t0 = utcnow()
     queued(db, 1, t0)
     with db.session() as session:
