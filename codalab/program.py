@@ -34,6 +34,7 @@ import nh3
 import yaml
 
 from codalab.archives import ArchiveProblem, unpack
+from codalab.bounded_yaml import load_bounded
 from sandbox import Bind, Limits, RunResult, Runtime, run
 
 APP = "/app"
@@ -130,7 +131,7 @@ def read_command(program: Path) -> str:
     if file is None:
         raise ProgramProblem("the scoring program has no metadata file (metadata or metadata.yaml with a command)")
     try:
-        document = yaml.safe_load(file.read_text(encoding="utf-8-sig"))
+        document = load_bounded(file.read_text(encoding="utf-8-sig"))
     except (yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
         raise ProgramProblem(f"the scoring program's {file.name} is not readable YAML ({exc})") from None
     command = document.get("command") if isinstance(document, dict) else None

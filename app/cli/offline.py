@@ -24,9 +24,11 @@ def load_options(path: Path | None) -> dict[str, Any]:
         return {}
     import yaml
 
+    from codalab.bounded_yaml import load_bounded
+
     text = read_file(path, "config file")
     try:
-        data = yaml.safe_load(text) if text.strip() else {}
+        data = load_bounded(text) if text.strip() else {}
     except yaml.YAMLError as exc:
         fail(f"the config file {path} is neither JSON nor YAML: {exc}")
     if data is None:

@@ -78,6 +78,11 @@ def test_podium_score_refuses_a_bad_option_of_its_config_by_key(tmp_path: Path) 
     refused = podium(*args, "--config", str(config))
     assert refused.exit_code == 2
     assert refused.stderr.startswith(f"the options in {config}: measures[2]: unknown trec_eval measure 'mapp'")
+    config.write_text("measures: " + "[" * 100_000)  # one line and exit 2, never a RecursionError
+    deep = podium(*args, "--config", str(config))
+    assert deep.exit_code == 2 and "Traceback" not in deep.stderr
+    assert deep.stderr.startswith(f"the config file {config} is neither JSON nor YAML: measures")
+    assert "nested deeper than 32 levels" in deep.stderr
     config.write_text("measures: [P_5, num_rel_ret]\ncomplete_queries: true\n")
     scored = podium(*args, "--config", str(config), "--json")
     assert scored.exit_code == 0, scored.stderr

@@ -66,6 +66,9 @@ def test_metadata(tmp_path: Path) -> None:
     (tmp_path / "metadata.yaml").write_text("description: no command\n")
     with pytest.raises(ProgramProblem, match="has no command"):
         read_command(tmp_path)
+    (tmp_path / "metadata.yaml").write_text("command: " + "[" * 100_000)
+    with pytest.raises(ProgramProblem, match=r"not readable YAML .*nested deeper than 32 levels"):
+        read_command(tmp_path)
     (tmp_path / "metadata.yaml").unlink()
     with pytest.raises(ProgramProblem, match="no metadata file"):
         read_command(tmp_path)
