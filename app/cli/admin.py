@@ -382,7 +382,8 @@ def demo_command(
         for slug, created in report.competitions:
             typer.echo(f"  {slug:<14} {'created' if created else 'already there'}")
         if report.baseline_runs and not wait:
-            typer.echo(f"Hosted baselines: {len(report.baseline_runs)} runs queued; `podium serve` runs them.")
+            runner = "`podium worker --queues gpu` runs them" if settings.broker_url else "`podium serve` runs them"
+            typer.echo(f"Hosted baselines: {len(report.baseline_runs)} runs queued; {runner}.")
         elif report.baseline_runs:
             typer.echo(f"Hosted baselines ({len(report.baseline_runs)} runs, once per example phase):")
             finished = _run_queued_jobs(database, settings, timeout)
