@@ -13,9 +13,7 @@ the job again (``max_attempts`` in all).
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from sqlalchemy.orm import Session
 
@@ -23,6 +21,7 @@ from app.config import Settings
 from app.services.code import execution
 from app.services.code.execution import CodeClaim
 from app.services.code.sandboxed import CodeOutcome, Isolation, run_code
+from app.services.jobs.heartbeat import heartbeats
 from app.services.jobs.kinds import GPU, JobContext, JobKind
 from app.services.jobs.retry import GaveUp, error_text
 from app.services.scoring.gold import parsed_gold
@@ -56,7 +55,11 @@ def run_code_job(ctx: JobContext, run_id: int) -> None:
     if held is None:
         return
     try:
-        with _heartbeats(ctx, held):
+        with heartbeats(
+            ctx,
+            lambda s, seconds: execution.heartbeat(s, held, now=utcnow(), lease_seconds=seconds),
+            f"code run {held.run_id}",
+        ):
             program, inputs = retry(
                 f"reading the program of code run {run_id}", lambda: ctx.read(lambda s: execution.inputs(s, held))
             )
@@ -119,29 +122,6 @@ def _platform(session: Session, held: CodeClaim, reason: str) -> bool:
 
 def _give_up(session: Session, run_id: int, reason: str) -> bool:
     return execution.give_up(session, run_id, now=utcnow(), reason=reason)
-
-
-@contextmanager
-def _heartbeats(ctx: JobContext, held: CodeClaim) -> Iterator[None]:
-    """Renew the run's lease every third of its length while the program runs."""
-    stop = threading.Event()
-    seconds = ctx.settings.lease_seconds
-
-    def beat() -> None:
-        while not stop.wait(max(1.0, seconds / 3)):
-            try:
-                if not ctx.write(lambda s: execution.heartbeat(s, held, now=utcnow(), lease_seconds=seconds)):
-                    return
-            except Exception:  # a missed beat is not fatal; the next one may get through
-                log.warning("heartbeat for code run %s failed", held.run_id, exc_info=True)
-
-    thread = threading.Thread(target=beat, name=f"code-heartbeat-{held.run_id}", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
 
 
 RUN_CODE = JobKind(name="run_code", queue=GPU, row=CodeRun, run=run_code_job)

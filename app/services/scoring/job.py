@@ -12,14 +12,12 @@ validation at upload).
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.services.jobs.heartbeat import heartbeats
 from app.services.jobs.kinds import SCORING, JobContext, JobKind
 from app.services.jobs.retry import GaveUp, error_text
 from app.services.scoring import programs, steps
@@ -48,7 +46,11 @@ def score_submission(ctx: JobContext, submission_id: int) -> None:
         return
     held, data = taken
     try:
-        with _heartbeats(ctx, held):
+        with heartbeats(
+            ctx,
+            lambda s, seconds: steps.heartbeat(s, held, now=utcnow(), lease_seconds=seconds),
+            f"submission {held.submission_id}",
+        ):
             gold = steps.cached_gold(held, ctx.gold_cache) or retry(
                 f"reading the gold of submission {submission_id}",
                 lambda: ctx.read(lambda s: steps.load_gold(s, held, gold_cache=ctx.gold_cache)),
@@ -120,32 +122,6 @@ def _fail(session: Session, held: Claim, reason: str) -> bool:
 
 def _give_up(session: Session, submission_id: int, reason: str) -> bool:
     return steps.give_up(session, submission_id, now=utcnow(), organizer_message=reason)
-
-
-@contextmanager
-def _heartbeats(ctx: JobContext, held: Claim) -> Iterator[None]:
-    """Renew the claim's lease every third of its length while the body runs."""
-    stop = threading.Event()
-    interval = max(1.0, ctx.settings.lease_seconds / 3)
-
-    def beat() -> None:
-        while not stop.wait(interval):
-            try:
-                renewed = ctx.write(
-                    lambda s: steps.heartbeat(s, held, now=utcnow(), lease_seconds=ctx.settings.lease_seconds)
-                )
-                if not renewed:
-                    return
-            except Exception:  # a missed beat is not fatal; the next one may get through
-                log.warning("heartbeat for submission %s failed", held.submission_id, exc_info=True)
-
-    thread = threading.Thread(target=beat, name=f"heartbeat-{held.submission_id}", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
 
 
 SCORE_SUBMISSION = JobKind(name="score_submission", queue=SCORING, row=Submission, run=score_submission)
