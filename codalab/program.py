@@ -22,7 +22,6 @@ import json
 import math
 import os
 import re
-import shutil
 import stat
 import tempfile
 from collections.abc import Mapping
@@ -36,6 +35,7 @@ import yaml
 from codalab.archives import ArchiveProblem, unpack
 from codalab.bounded_yaml import load_bounded
 from sandbox import Bind, Limits, RunResult, Runtime, run
+from sandbox.cleanup import remove_tree
 
 APP = "/app"
 #: The v1.5 placeholders and what they stand for inside the sandbox.
@@ -243,17 +243,6 @@ class Workspace:
         ]
 
 
-def _remove(root: Path) -> None:
-    def retry(function: Any, path: str, _info: Any) -> None:
-        # A program may leave folders it made unreadable; the runner's user may take them back.
-        os.chmod(os.path.dirname(path), 0o700)
-        if os.path.isdir(path) and not os.path.islink(path):
-            os.chmod(path, 0o700)
-        function(path)
-
-    shutil.rmtree(root, onerror=retry)
-
-
 def run_program(
     program: bytes,
     reference: bytes,
@@ -297,7 +286,7 @@ def run_program(
         )
         return _outcome(result, space.output)
     finally:
-        _remove(space.root)
+        remove_tree(space.root)
 
 
 def _outcome(result: RunResult, output: Path) -> ProgramOutcome:

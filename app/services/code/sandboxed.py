@@ -18,17 +18,16 @@ inputs), ``RuntimeProblem`` and ``SandboxUnavailable`` are the platform's.
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from app.services.code.settings import CodeSettings
 from codalab.archives import ArchiveProblem, pack_folder, unpack
 from codalab.program import PROGRAM_ENV, ProgramProblem, find_metadata, read_command
 from sandbox import Bind, Limits, RunResult, Runtime, run
+from sandbox.cleanup import remove_tree
 from sandbox.limits import MIB
 
 #: How much a program's zip and the inputs may unpack to, and how many entries they may hold.
@@ -134,15 +133,4 @@ def run_code(program: bytes, inputs: bytes, code: CodeSettings, where: Isolation
             return CodeOutcome(result, failure=taken.failure)
         return CodeOutcome(result, predictions=taken)
     finally:
-        _remove(space)
-
-
-def _remove(root: Path) -> None:
-    def retry(function: Any, path: str, _info: Any) -> None:
-        # A program may leave folders it made unreadable; the runner's user may take them back.
-        os.chmod(os.path.dirname(path), 0o700)
-        if os.path.isdir(path) and not os.path.islink(path):
-            os.chmod(path, 0o700)
-        function(path)
-
-    shutil.rmtree(root, onerror=retry)
+        remove_tree(space)
