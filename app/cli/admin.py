@@ -381,6 +381,8 @@ def demo_command(
         typer.echo(f"Example competitions (from {source}):")
         for slug, created in report.competitions:
             typer.echo(f"  {slug:<14} {'created' if created else 'already there'}")
+        for note in report.notes:
+            typer.echo(f"  ({note})")
         if report.baseline_runs and not wait:
             runner = "`podium worker --queues gpu` runs them" if settings.broker_url else "`podium serve` runs them"
             typer.echo(f"Hosted baselines: {len(report.baseline_runs)} runs queued; {runner}.")

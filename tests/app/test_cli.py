@@ -19,7 +19,7 @@ from app.config import Settings
 from app.main import create_app
 from app.services.accounts import users
 from app.services.boards.snapshot import compute_snapshot
-from app.services.competitions import catalog
+from app.services.competitions import catalog, demo
 from app.storage.db import Database
 from app.storage.models import ApiToken, BaselineRun, Competition, CompetitionOrganizer
 from tests.app.web.browser import podium_command
@@ -96,7 +96,9 @@ def test_demo_is_idempotent_and_never_changes_existing_accounts(db: Database) ->
     assert second.exit_code == 0, second.stderr
     slugs = re.findall(r"^  (\S+) +(created|already there)$", second.stdout, re.MULTILINE)
     generic = ("trec-example", "classification-example", "regression-example")
-    assert slugs == [(s, "already there") for s in ("svident", "scier", "famus", *generic, "private-demo")]
+    code = demo.CODE if demo.programs_can_run() else ()
+    expected = ("svident", "scier", "famus", *generic, "private-demo", *code)
+    assert slugs == [(s, "already there") for s in expected]
     # The second run changes no password and no token, prints none, and says how to get new ones.
     assert _accounts_as_stored(db) == stored
     assert re.findall(r"user (\S+) +already there$", second.stdout, re.MULTILINE) == [
@@ -109,10 +111,24 @@ def test_demo_is_idempotent_and_never_changes_existing_accounts(db: Database) ->
         for name, password, token in accounts:  # the credentials of the first run still work
             assert users.authenticate(session, name, password).name == name
             assert users.user_for_token(session, token).name == name
-        assert len(session.scalars(select(Competition)).all()) == 7
-        assert len(session.scalars(select(CompetitionOrganizer)).all()) == 7
+        assert len(session.scalars(select(Competition)).all()) == len(expected)
+        assert len(session.scalars(select(CompetitionOrganizer)).all()) == len(expected)
         trec = session.scalar(select(Competition).where(Competition.slug == "trec-example"))
         assert trec is not None and [task.scorer for task in trec.tasks] == ["trec"]
+
+
+@pytest.mark.skipif(not demo.programs_can_run(), reason="bubblewrap (bwrap) is not installed here")
+def test_demo_shows_a_code_phase_where_programs_can_run_and_says_why_it_left_it_out_elsewhere(db: Database) -> None:
+    done = run(db, "demo", "--no-baselines")
+    assert done.exit_code == 0, done.stderr
+    assert re.search(r"^  svident-code +created$", done.stdout, re.MULTILINE), done.stdout
+    with db.session() as session:
+        code = session.scalar(select(Competition).where(Competition.slug == "svident-code"))
+        assert code is not None and [phase.code is not None for phase in code.tasks[0].phases] == [True]
+    with db.session() as session:  # a host without bubblewrap: left out, with one line saying why
+        report = demo.seed(session, ROOT / "examples", None, programs=False)
+        assert "svident-code" not in [slug for slug, _ in report.competitions]
+        assert report.notes == ["svident-code left out: bubblewrap (bwrap) is not installed, so programs cannot run"]
 
 
 def test_demo_runs_the_fast_hosted_baselines_once_so_the_boards_have_baseline_rows(db: Database) -> None:
