@@ -122,6 +122,25 @@ def test_the_starting_kit_runs_on_the_hidden_inputs_and_is_scored_and_ranked(db:
     assert (again["status"], again["metrics"], again["code_run"]) == ("scored", scored["metrics"], run)
 
 
+def test_a_code_phases_sample_is_its_starting_kit_and_is_scored_as_it_is(db: Database, client: TestClient) -> None:
+    create(db)
+    sample = client.get(f"{PHASE}/sample")
+    assert sample.status_code == 200, sample.text
+    assert 'filename="starting-kit.zip"' in sample.headers["content-disposition"]
+    assert zipfile.ZipFile(io.BytesIO(sample.content)).read("predict.py") == STARTER
+    scored = send(client, auth(db, "ada"), sample.content)
+    assert scored["status"] == "scored" and scored["metrics"]["f1"] > 0, scored
+
+
+def test_a_code_phase_without_a_starting_kit_says_how_its_programs_run(db: Database, client: TestClient) -> None:
+    create(db, starting_kit=None)
+    answer = client.get(f"{PHASE}/sample")
+    assert answer.status_code == 404 and answer.json()["error"] == "no_sample", answer.text
+    said = answer.json()["detail"]
+    assert "takes programs" in said and "`python predict.py /input /output`" in said, said
+    assert "/output/predictions.json" in said, said
+
+
 def test_a_metadata_command_overrides_the_phases(db: Database, client: TestClient) -> None:
     create(db)
     source = STARTER.replace(b"predictions.json", b"labels.json")
@@ -275,6 +294,13 @@ def test_a_phase_asking_for_more_than_the_server_allows_is_refused_by_key_path(d
         ({"inputs": [{"path": "data/test.tsv"}]}, "code.output", "name the file the program writes"),
         ({"inputs": [{"path": "data/test.tsv"}], "output": "p.json", "memory_mb": 0}, "code.memory_mb", "at least 1"),
         ({"inputs": [{"path": "data/test.tsv"}], "output": "p.json", "gpu": True}, "code.gpu", "unknown key"),
+        ({"inputs": [{"path": "data/test.tsv"}], "output": "p", "starting_kit": 3}, "code.starting_kit", "a folder"),
+        ({"inputs": [{"path": "data/test.tsv"}], "output": "p", "starting_kit": "k"}, "code.starting_kit", "not found"),
+        (
+            {"inputs": [{"path": "data/test.tsv"}], "output": "p", "starting_kit": "data/test.tsv"},
+            "code.starting_kit",
+            "is not a folder",
+        ),
     ],
 )
 def test_the_code_keys_are_checked_by_key_path(tmp_path: Path, code: dict[str, Any], key: str, message: str) -> None:

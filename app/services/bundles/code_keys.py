@@ -9,6 +9,7 @@ code:
   time_limit_s: 600                          # wall time of one run; at most PODIUM_CODE_MAX_TIME_S
   memory_mb: 4096                            # all the run's processes together; at most PODIUM_CODE_MAX_MEMORY_MB
   show_logs: false                           # the team reads its program's stdout and stderr
+  starting_kit: starting-kit                 # a folder of the bundle: zipped, a public file and the sample
 ```
 
 Each problem is reported under its key path (``tasks[0].phases[0].code.output``). The operator's caps are
@@ -21,22 +22,27 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from app.services.bundles.checks import Keys, key_path, kind
-from app.services.bundles.files import check_file_name
+from app.services.bundles.files import FileFinder, FileProblem, check_file_name
 from app.services.bundles.spec import BundleFile
+from app.services.code.inputs import inputs_zip
 from app.services.code.settings import DEFAULT_COMMAND, DEFAULT_MEMORY_MB, DEFAULT_TIME_S, CodeSettings
 from scorers import Scorer
 
 CODE_KEYS = (
     frozenset({"inputs"}),
-    frozenset(["command", "output", "runtime", "time_limit_s", "memory_mb", "show_logs"]),
+    frozenset(["command", "output", "runtime", "time_limit_s", "memory_mb", "show_logs", "starting_kit"]),
 )
 #: The longest command and runtime name a bundle may give.
 MAX_COMMAND = 2000
 MAX_RUNTIME = 100
+#: The name of the starting kit's zip among the phase's public files.
+STARTING_KIT = "starting-kit.zip"
 
 
 class Reader(Protocol):
     """What of the bundle's reader (``loader._Reader``, a ``KeyPathChecker``) the code keys use."""
+
+    finder: FileFinder
 
     def add(self, path: str, message: str) -> None: ...
     def mapping(self, value: Any, path: str, keys: Keys) -> dict[str, Any] | None: ...
@@ -66,14 +72,15 @@ def read_code(
     slug: str,
     gold: BundleFile | None,
     scorer: Scorer[Any, Any, Any] | None,
-) -> tuple[CodeSettings | None, tuple[BundleFile, ...]]:
-    """The phase's ``code`` settings and inputs, or ``(None, ())`` for a phase without the key (or a bad one)."""
+) -> tuple[CodeSettings | None, tuple[BundleFile, ...], BundleFile | None]:
+    """The phase's ``code`` settings, inputs and starting kit (zipped), or ``(None, (), None)`` for a phase without
+    the key (or a bad one)."""
     if phase.get("code") is None:
-        return None, ()
+        return None, (), None
     path = key_path(path, "code")
     m = reader.mapping(phase["code"], path, CODE_KEYS)
     if m is None:
-        return None, ()
+        return None, (), None
     inputs: list[BundleFile] = []
     names: dict[str, str] = {}
     for where, item in reader.items(m, "inputs", path, required=True):
@@ -96,6 +103,7 @@ def read_code(
             f"{scorer.name} reads one prediction file: name the file the program writes in /output",
         )
     runtime = reader.text(m, "runtime", path, optional=True, max_length=MAX_RUNTIME).strip() or None
+    kit = _starting_kit(reader, m.get("starting_kit"), key_path(path, "starting_kit"))
     settings = CodeSettings(
         command=command,
         output=output,
@@ -103,5 +111,21 @@ def read_code(
         time_limit_s=reader.positive(m, "time_limit_s", path) or DEFAULT_TIME_S,
         memory_mb=reader.positive(m, "memory_mb", path) or DEFAULT_MEMORY_MB,
         show_logs=reader.flag(m, "show_logs", path),
+        starting_kit=kit.name if kit is not None else None,
     )
-    return settings, tuple(inputs)
+    return settings, tuple(inputs), kit
+
+
+def _starting_kit(reader: Reader, folder: Any, path: str) -> BundleFile | None:
+    """The bundle's folder ``folder`` zipped as ``STARTING_KIT``; None where there is none (or a bad one)."""
+    if folder is None:
+        return None
+    if not isinstance(folder, str):
+        reader.add(path, f"expected a folder of the bundle, found {kind(folder)}")
+        return None
+    try:
+        files = reader.finder.folder(folder)
+    except FileProblem as exc:
+        reader.add(path, str(exc))
+        return None
+    return inputs_zip([BundleFile(name, data, "") for name, data in files], STARTING_KIT)

@@ -44,6 +44,26 @@ class FileFinder:
 
     def find(self, key: str, relative: str) -> Path:
         """The real path of the file ``relative`` names under the folder of ``key``; raises ``FileProblem``."""
+        real = self._resolve(key, relative)
+        if not real.is_file():
+            raise FileProblem(f"{relative} is not a file")
+        return real
+
+    def folder(self, relative: str) -> list[tuple[str, bytes]]:
+        """Each file under the bundle's folder ``relative`` with its path inside that folder, in order; raises
+        ``FileProblem`` for what is not a folder of the bundle, holds no file or links outside the bundle."""
+        real = self._resolve("path", relative)
+        if not real.is_dir():
+            raise FileProblem(f"{relative} is not a folder")
+        out = []
+        for inner in sorted(path.relative_to(real).as_posix() for path in real.rglob("*") if not path.is_dir()):
+            out.append((inner, self.read(self.find("path", f"{relative.rstrip('/')}/{inner}"))))
+        if not out:
+            raise FileProblem(f"the folder {relative} holds no file")
+        return out
+
+    def _resolve(self, key: str, relative: str) -> Path:
+        """The real path ``relative`` names under the folder of ``key``, checked to stay inside it."""
         folder_name = FOLDER_NAMES[key]
         if key == "data" and self.data_refusal is not None:
             raise FileProblem(self.data_refusal)
@@ -65,8 +85,6 @@ class FileFinder:
             raise FileProblem(f"{relative} cannot be opened ({exc})") from None
         if not real.is_relative_to(base.resolve()):
             raise FileProblem(f"{relative} is a symbolic link that leads outside the {folder_name}")
-        if not real.is_file():
-            raise FileProblem(f"{relative} is not a file")
         return real
 
     def read(self, real: Path) -> bytes:

@@ -290,7 +290,9 @@ class _Reader(KeyPathChecker):
                 key_path(path, "opaque_ids"),
                 f"the ids of {scorer.name} cannot be replaced; they can for {', '.join(renamable_formats())}",
             )
-        code, code_inputs = read_code(self, m, path, slug, gold, scorer)
+        code, code_inputs, kit = read_code(self, m, path, slug, gold, scorer)
+        if kit is not None and self.unique_name(kit.name, key_path(path, "code.starting_kit"), names):
+            public.append(kit)
         if gold is None:
             return None
         return PhaseSpec(

@@ -1,4 +1,5 @@
-"""A code phase's inputs as one zip (stored once, unpacked into each run's /input)."""
+"""A code phase's inputs as one zip (stored once, unpacked into each run's /input); its starting kit is zipped
+the same way."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ from app.services.bundles.spec import BundleFile
 ENTRY_TIME = (2000, 1, 1, 0, 0, 0)
 
 
-def inputs_zip(files: Sequence[BundleFile]) -> BundleFile:
-    """The files zipped under their names, in a stable order."""
+def inputs_zip(files: Sequence[BundleFile], name: str = "inputs.zip") -> BundleFile:
+    """The files zipped under their names, in a stable order, as the file ``name``."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for file in sorted(files, key=lambda f: f.name):
             archive.writestr(zipfile.ZipInfo(file.name, ENTRY_TIME), file.data, zipfile.ZIP_DEFLATED)
     data = buffer.getvalue()
-    return BundleFile("inputs.zip", data, hashlib.sha256(data).hexdigest())
+    return BundleFile(name, data, hashlib.sha256(data).hexdigest())

@@ -28,6 +28,8 @@ class CodeSettings:
     time_limit_s: int = DEFAULT_TIME_S
     memory_mb: int = DEFAULT_MEMORY_MB
     show_logs: bool = False
+    #: The name of the starting kit's zip among the phase's public files (``code.starting_kit``), its sample.
+    starting_kit: str | None = None
 
     def stored(self) -> dict[str, Any]:
         return asdict(self)

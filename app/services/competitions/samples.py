@@ -5,7 +5,8 @@ gold role, which a submission's cost is counted against).
 
 It is what a newcomer uploads first to see the format accepted and scored. Built from the public view, it is
 the same for any two golds with the same public inputs, so it tells nothing of the answers; the parsed gold
-comes from the process's cache, as an upload's validation takes it.
+comes from the process's cache, as an upload's validation takes it. A code phase takes programs: its sample is
+its starting kit, zipped (``code.starting_kit``); without one, ``NotFound`` says how a program is run.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from app.services.code.settings import CodeSettings
 from app.services.competitions.catalog import get_phase
 from app.services.errors import NotFound
 from app.services.scoring.gold import GoldCache, gold_of, parsed_gold
+from app.storage.blobs import read_blob
 from app.storage.models import Phase
 from scorers import NoSample, Scorer, ScorerError, scorer_class
 
@@ -30,12 +33,32 @@ class Sample:
 def sample_submission(session: Session, cache: GoldCache, competition: str, task: str, phase: str) -> Sample:
     """The phase's sample file; ``NotFound`` saying why when its scorer cannot build one."""
     phase_row = get_phase(session, competition, task, phase)
+    if phase_row.code is not None:
+        return _program(session, phase_row, CodeSettings.of(phase_row.code))
     gold = parsed_gold(session, gold_of(session, phase_row.id), cache)
     try:
         data = gold.scorer.sample_submission(gold.public)
     except NoSample as exc:
         raise NotFound(f"{exc}; see the submission format on the phase's page", code="no_sample") from None
     return Sample(f"sample-{gold.scorer.submission_filename}", data)
+
+
+def program_convention(code: CodeSettings) -> str:
+    """How a code phase runs the zip a team uploads."""
+    output = f"/output/{code.output}" if code.output else "what it writes in /output"
+    return (
+        f"this phase takes programs: upload a zip of your program; Podium unpacks it and runs `{code.command}` "
+        f"(a file `metadata` in the zip with a line `command: ...` runs another) with the inputs in /input, "
+        f"and scores {output}"
+    )
+
+
+def _program(session: Session, phase: Phase, code: CodeSettings) -> Sample:
+    """The code phase's starting kit; ``NotFound`` saying how programs run where its bundle gave none."""
+    kit = next((file for file in phase.files if file.name == code.starting_kit), None) if code.starting_kit else None
+    if kit is None:
+        raise NotFound(f"no starting kit: {program_convention(code)}", code="no_sample")
+    return Sample(kit.name, read_blob(session, kit.blob_id))
 
 
 def format_notes(session: Session, cache: GoldCache, phase: Phase) -> tuple[str, ...]:
