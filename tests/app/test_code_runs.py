@@ -132,6 +132,18 @@ def test_a_code_phases_sample_is_its_starting_kit_and_is_scored_as_it_is(db: Dat
     assert scored["status"] == "scored" and scored["metrics"]["f1"] > 0, scored
 
 
+def test_the_phase_and_submit_pages_say_the_phase_takes_programs_and_offer_the_kit(
+    db: Database, client: TestClient
+) -> None:
+    create(db)
+    login(client, "ada")
+    for page in ("/c/svident-code/detection/test", "/c/svident-code/detection/test/submit"):
+        text = client.get(page).text
+        assert "This phase takes programs" in text, page
+        assert "`python predict.py /input /output`" in text and "/output/predictions.json" in text, page
+        assert "the starting kit, a program that runs as it is" in text and "filled from the phase" not in text, page
+
+
 def test_a_code_phase_without_a_starting_kit_says_how_its_programs_run(db: Database, client: TestClient) -> None:
     create(db, starting_kit=None)
     answer = client.get(f"{PHASE}/sample")

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from app.services.boards import standings, uncertainty
 from app.services.boards.staleness import fingerprint
+from app.services.code.settings import CodeSettings
 from app.services.competitions.catalog import phase_state, task_description
 from app.storage.models import Phase, Visibility
 from leaderboard.ranking import Candidate, Entry, Rules, Selection, rank
@@ -58,6 +59,9 @@ class PhaseFacts:
     intervals: bool = True
     #: Imported with an ingestion program: result submissions only, code submissions are not run yet.
     ingestion_program: bool = False
+    #: A code phase: how it runs programs (``CodeSettings.convention``), and whether its sample is a starting kit.
+    program: str | None = None
+    starting_kit: bool = False
 
     @property
     def ref(self) -> PhaseRef:
@@ -75,6 +79,7 @@ class PhaseFacts:
     def of(cls, phase: Phase) -> PhaseFacts:
         task = phase.task
         competition = task.competition
+        code = CodeSettings.of(phase.code) if phase.code is not None else None
         return cls(
             id=phase.id,
             competition_id=competition.id,
@@ -92,6 +97,8 @@ class PhaseFacts:
             ends_at=phase.ends_at,
             intervals=phase.intervals,
             ingestion_program=phase.ingestion_program,
+            program=code.convention() if code else None,
+            starting_kit=bool(code and code.starting_kit),
         )
 
 

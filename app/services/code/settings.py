@@ -31,6 +31,14 @@ class CodeSettings:
     #: The name of the starting kit's zip among the phase's public files (``code.starting_kit``), its sample.
     starting_kit: str | None = None
 
+    def convention(self) -> str:
+        """How the phase runs the zip a team uploads, in one sentence for its pages."""
+        output = f"/output/{self.output}" if self.output else "what it writes in /output"
+        return (
+            f"upload a zip of your program; Podium unpacks it and runs `{self.command}` (a file `metadata` in the "
+            f"zip with a line `command: ...` runs another) with the inputs in /input, and scores {output}"
+        )
+
     def stored(self) -> dict[str, Any]:
         return asdict(self)
 

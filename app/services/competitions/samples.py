@@ -43,21 +43,11 @@ def sample_submission(session: Session, cache: GoldCache, competition: str, task
     return Sample(f"sample-{gold.scorer.submission_filename}", data)
 
 
-def program_convention(code: CodeSettings) -> str:
-    """How a code phase runs the zip a team uploads."""
-    output = f"/output/{code.output}" if code.output else "what it writes in /output"
-    return (
-        f"this phase takes programs: upload a zip of your program; Podium unpacks it and runs `{code.command}` "
-        f"(a file `metadata` in the zip with a line `command: ...` runs another) with the inputs in /input, "
-        f"and scores {output}"
-    )
-
-
 def _program(session: Session, phase: Phase, code: CodeSettings) -> Sample:
     """The code phase's starting kit; ``NotFound`` saying how programs run where its bundle gave none."""
     kit = next((file for file in phase.files if file.name == code.starting_kit), None) if code.starting_kit else None
     if kit is None:
-        raise NotFound(f"no starting kit: {program_convention(code)}", code="no_sample")
+        raise NotFound(f"no starting kit: this phase takes programs: {code.convention()}", code="no_sample")
     return Sample(kit.name, read_blob(session, kit.blob_id))
 
 

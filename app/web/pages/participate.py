@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.services.accounts.access import may_participate
 from app.services.accounts.teams import team_of
+from app.services.code.settings import CodeSettings
 from app.services.competitions import catalog, participation, samples
 from app.services.errors import InvalidInput, ServiceError
 from app.services.submissions import changes, intake, quota, results
@@ -56,6 +57,7 @@ def _submit_context(session: Session, state: AppState, user: User, phase: Phase)
         "limit": limit,
         "format": catalog.task_description(task),
         "format_notes": samples.format_notes(session, state.gold_cache, phase),
+        "program": CodeSettings.of(phase.code) if phase.code is not None else None,
         "now": now,
     }
 
