@@ -10,7 +10,7 @@ sandbox and ``sandbox.runner`` for how a run is watched.
 
 from sandbox.bwrap import Bind
 from sandbox.limits import Limits
-from sandbox.runner import ISOLATIONS, RunResult, SandboxUnavailable, run, tree_size
+from sandbox.runner import ISOLATIONS, RunResult, SandboxUnavailable, check_available, run, tree_size
 from sandbox.runtimes import (
     DEFAULT_KEY,
     Runtime,
@@ -31,6 +31,7 @@ __all__ = [
     "Runtime",
     "RuntimeProblem",
     "SandboxUnavailable",
+    "check_available",
     "choose_runtime",
     "image_warning",
     "parse_runtimes",

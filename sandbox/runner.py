@@ -127,6 +127,16 @@ def _probe(root: bool) -> None:
         _probed.add(root)
 
 
+def check_available(*, require_cgroup: bool) -> None:
+    """Raise ``SandboxUnavailable`` naming what is missing where ``run`` could not run a program here: bubblewrap
+    that starts a sandbox and, with ``require_cgroup``, a cgroup of the run's own (checked as a worker starts)."""
+    _probe(os.geteuid() == 0)
+    if require_cgroup:
+        group = _group(Limits(wall_seconds=10, processes=64), required=True)
+        if group is not None:
+            group.remove()
+
+
 def tree_size(folder: Path, max_entries: int) -> tuple[int, int]:
     """Bytes and entries under ``folder`` (links not followed); stops counting past ``max_entries``."""
     total, entries, stack = 0, 0, [str(folder)]

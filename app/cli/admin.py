@@ -149,11 +149,13 @@ def worker_command(
     loglevel: Annotated[str, typer.Option("--loglevel", help="debug, info, warning or error.")] = "info",
 ) -> None:
     """Run a worker of the distributed mode: jobs from the broker of PODIUM_BROKER_URL, and the sweeper."""
-    from app.worker import run
-
     settings = settings_or_fail()
     if not settings.broker_url:
         fail("PODIUM_BROKER_URL is not set: workers take their jobs from a Redis or RabbitMQ broker")
+    if not ping:
+        _sandbox_or_fail(settings, queues)
+    from app.worker import run
+
     if ping:
         try:
             nodes = run.ping_local(settings, timeout=settings.broker_timeout_seconds)
@@ -169,6 +171,20 @@ def worker_command(
         fail(str(exc))
     load_plugins_or_fail(settings)
     raise typer.Exit(run.run_worker(settings, names, concurrency, loglevel.lower()))
+
+
+def _sandbox_or_fail(settings: Any, queues: str) -> None:
+    """Refuse to serve the gpu queue, whose code runs need the sandbox, on a worker where it cannot run: the runs
+    stay in the broker for a worker that can, and the operator reads what is missing."""
+    from app.services.jobs.kinds import GPU
+    from sandbox import SandboxUnavailable, check_available
+
+    if GPU not in {name.strip() for name in queues.split(",")} or settings.program_sandbox != "bwrap":
+        return
+    try:
+        check_available(require_cgroup=not settings.sandbox_allow_no_cgroup)
+    except SandboxUnavailable as exc:
+        fail(f"this worker cannot take the {GPU} queue's code runs (they stay queued for one that can): {exc}")
 
 
 def read_password() -> str:
