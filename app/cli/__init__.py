@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import typer
 
-from app.cli import admin, client, offline
+from app.cli import admin, client, demo, offline
 
 app = typer.Typer(
     name="podium",
@@ -33,7 +33,7 @@ app.add_typer(admin.db_app, name="db")
 app.add_typer(admin.user_app, name="user")
 app.add_typer(admin.token_app, name="token")
 app.add_typer(admin.competition_app, name="competition")
-app.command("demo")(admin.demo_command)
+app.command("demo")(demo.demo_command)
 app.command("serve")(admin.serve_command)
 app.command("worker")(admin.worker_command)
 

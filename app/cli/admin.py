@@ -1,5 +1,5 @@
 """Commands that run the server or change its database directly, on the machine that holds it:
-``podium db``, ``user``, ``token``, ``competition``, ``demo``, ``serve`` and ``worker``."""
+``podium db``, ``user``, ``token``, ``competition``, ``serve`` and ``worker`` (``demo`` is in demo.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,6 @@ import typer
 
 from app.cli.common import fail, service_message, settings_or_fail
 from app.cli.listening import listen_or_fail
-
-#: The example bundles shipped with Podium (``podium demo``).
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 db_app = typer.Typer(help="The database.", no_args_is_help=True)
 user_app = typer.Typer(help="User accounts.", no_args_is_help=True)
@@ -153,7 +150,7 @@ def worker_command(
     if not settings.broker_url:
         fail("PODIUM_BROKER_URL is not set: workers take their jobs from a Redis or RabbitMQ broker")
     if not ping:
-        _sandbox_or_fail(settings, queues)
+        _warn_without_sandbox(settings, queues)
     from app.worker import run
 
     if ping:
@@ -173,9 +170,10 @@ def worker_command(
     raise typer.Exit(run.run_worker(settings, names, concurrency, loglevel.lower()))
 
 
-def _sandbox_or_fail(settings: Any, queues: str) -> None:
-    """Refuse to serve the gpu queue, whose code runs need the sandbox, on a worker where it cannot run: the runs
-    stay in the broker for a worker that can, and the operator reads what is missing."""
+def _warn_without_sandbox(settings: Any, queues: str) -> None:
+    """Say at start, in one line, why a worker of the gpu queue cannot run programs (its code runs would fail
+    as the platform's, refunded). The worker still starts: the same queue carries the hosted baselines, which
+    need no sandbox."""
     from app.services.jobs.kinds import GPU
     from sandbox import SandboxUnavailable, check_available
 
@@ -184,7 +182,8 @@ def _sandbox_or_fail(settings: Any, queues: str) -> None:
     try:
         check_available(require_cgroup=not settings.sandbox_allow_no_cgroup)
     except SandboxUnavailable as exc:
-        fail(f"this worker cannot take the {GPU} queue's code runs (they stay queued for one that can): {exc}")
+        warning = f"warning: this worker cannot run the {GPU} queue's code runs (they fail, refunded): {exc}"
+        typer.echo(warning, err=True)
 
 
 def read_password() -> str:
@@ -324,92 +323,3 @@ def competition_create_command(
     typer.echo(f"created competition {spec.slug}{source}: {len(spec.tasks)} task(s), {phases} phase(s)")
     for key, message in loaded.warnings:
         typer.echo(f"warning: {key}: {message}" if key else f"warning: {message}", err=True)
-
-
-def _run_queued_jobs(database: Any, settings: Any, timeout: float) -> bool:
-    """Run every job waiting in the database (the baselines' runs, then their submissions' scoring) in an
-    embedded pool of this process, as ``podium serve`` would; False when ``timeout`` passed first."""
-    from app.services.jobs.kinds import JobContext
-    from app.services.scoring.gold import GoldCache
-    from app.worker.embedded import EmbeddedPool
-
-    pool = EmbeddedPool(JobContext(database, settings, GoldCache(settings.gold_cache_size)), max(settings.workers, 1))
-    pool.start()
-    try:
-        return pool.wait_idle(timeout)
-    finally:
-        pool.stop()
-
-
-def _report_baselines(database: Any, queued: list[Any], finished: bool) -> None:
-    """Each run's outcome, in a line; a failed one with the last line of its error (never silently)."""
-    from app.storage.models import BaselineRun
-
-    with database.session(read_only=True) as session:
-        for item in queued:
-            run = session.get(BaselineRun, item.id)
-            status = run.status if run is not None else "missing"
-            reason = (run.error or "").strip().splitlines()[-1:] if run is not None and run.error else []
-            typer.echo(f"  {item.phase:<30} {item.baseline:<18} {status}{': ' + reason[0] if reason else ''}")
-    if not finished:
-        typer.echo("  (not all finished in time: `podium serve` runs the rest)")
-
-
-def demo_command(
-    data_dir: Annotated[
-        Path | None,
-        typer.Option("--data-dir", help="Folder holding the real releases (like ../shared/data); else example data."),
-    ] = None,
-    examples: Annotated[Path, typer.Option("--examples", help="Folder of the example bundles.")] = EXAMPLES,
-    baselines: Annotated[
-        bool,
-        typer.Option(
-            "--baselines/--no-baselines",
-            help="Run the fast hosted baselines (no GPU) once on each example phase: the boards get baseline rows.",
-        ),
-    ] = True,
-    wait: Annotated[
-        bool,
-        typer.Option("--wait/--no-wait", help="Run the baselines now, or only queue them for `podium serve` to run."),
-    ] = True,
-    timeout: Annotated[
-        float, typer.Option("--timeout", min=1, help="Seconds to wait for the baselines; the server finishes the rest.")
-    ] = 600,
-) -> None:
-    """Set up the example competitions and two demo accounts (safe to run again: what exists, accounts
-    included, is left as it is), and run the fast hosted baselines on them."""
-    from app.services.bundles.spec import BundleError
-    from app.services.competitions import demo
-    from app.services.errors import ServiceError
-
-    settings = settings_or_fail()
-    data_dir = data_dir or settings.data_dir
-    with open_database(settings) as database:
-        with database.session() as session:
-            try:
-                report = demo.seed(session, examples, data_dir, baselines=baselines)
-            except BundleError as exc:
-                fail(exc.summary())
-            except ServiceError as exc:
-                fail(service_message(exc))
-            session.commit()
-        source = f"the releases in {data_dir}" if data_dir else "the example data"
-        typer.echo(f"Example competitions (from {source}):")
-        for slug, created in report.competitions:
-            typer.echo(f"  {slug:<14} {'created' if created else 'already there'}")
-        for note in report.notes:
-            typer.echo(f"  ({note})")
-        if report.baseline_runs and not wait:
-            runner = "`podium worker --queues gpu` runs them" if settings.broker_url else "`podium serve` runs them"
-            typer.echo(f"Hosted baselines: {len(report.baseline_runs)} runs queued; {runner}.")
-        elif report.baseline_runs:
-            typer.echo(f"Hosted baselines ({len(report.baseline_runs)} runs, once per example phase):")
-            finished = _run_queued_jobs(database, settings, timeout)
-            _report_baselines(database, report.baseline_runs, finished)
-    typer.echo("Demo accounts (made once; running `podium demo` again never changes them):")
-    for account in report.accounts:
-        made = f"password {account.password}  token {account.token}" if account.password else "already there"
-        typer.echo(f"  {account.role:<12} user {account.name:<12} {made}")
-    if any(account.password is None for account in report.accounts):
-        typer.echo("(their passwords and tokens are as printed when they were made; a new password:")
-        typer.echo(" `podium user reset-link NAME`, a new token: `podium token create NAME`)")
