@@ -183,7 +183,9 @@ def test_a_program_reads_none_of_the_servers_secrets_nor_its_database(
     db: Database, client: TestClient, settings: Settings, secret: str
 ) -> None:
     create(db, time_limit_s=120)
-    database = db.url.split("///", 1)[1] if db.url.startswith("sqlite") else "/var/lib/postgresql"
+    # The SQLite file's path, or PostgreSQL's URL with this run's own database name (the server's folder,
+    # /var/lib/postgresql, is no secret: /etc/passwd names it as the postgres user's home on any such host).
+    database = db.url.split("///", 1)[1] if db.url.startswith("sqlite") else db.url
     needles = [secret, database, str(settings.data_dir)]
     body = SECRETS.replace("NEEDLES", repr([n.encode().hex() for n in needles]))
     attacker = send(client, auth(db, "ada"), attack(body))
