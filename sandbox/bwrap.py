@@ -114,12 +114,14 @@ def command_line(
     info_fd: int | None = None,
     seccomp_fd: int | None = None,
     file_fds: Mapping[str, int] | None = None,
+    devices: Sequence[str] = (),
 ) -> list[str]:
     """The whole command: bwrap with its namespaces and mounts, then (as root) setpriv, then prlimit, then ``argv``.
 
     With ``info_fd`` bwrap writes the sandbox's first process id there (JSON ``child-pid``) as it starts; from
     ``seccomp_fd`` it reads the filter of ``sandbox.seccomp``; from each of ``file_fds`` (target -> descriptor) the
-    content of a read-only file it makes (the runtime's ``Runtime.view().files``).
+    content of a read-only file it makes (the runtime's ``Runtime.view().files``). Each of ``devices`` (a device
+    node of the host, a GPU's: ``sandbox.gpus``) is bound at the same path into the sandbox's own ``/dev``.
     """
     args = [BWRAP, "--die-with-parent", "--new-session"]
     if info_fd is not None:
@@ -131,6 +133,10 @@ def command_line(
         args += ["--unshare-user", "--disable-userns"]
     # First the private file systems, so that a bind below /tmp (a runtime made there) is not hidden by them.
     args += ["--proc", "/proc", "--dev", "/dev"]
+    for node in devices:
+        if not node.startswith("/dev/") or ".." in node.split("/"):
+            raise ValueError(f"a device must be a node of /dev, not {node!r}")
+        args += ["--dev-bind", node, node]
     args += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
     args += ["--perms", "1777", "--size", str(limits.shm_bytes), "--tmpfs", "/dev/shm"]
     mounts = _mounts(binds, runtime)

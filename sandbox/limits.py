@@ -42,6 +42,9 @@ class Limits:
     shm_bytes: int = 64 * MIB
     #: How much of the end of stdout and of stderr is kept for people to read.
     log_tail_bytes: int = 64 * 1024
+    #: Also cap each process's address space at ``memory_bytes`` (RLIMIT_AS). A run on a GPU turns it off: CUDA
+    #: reserves far more address space than memory, and the run's cgroup still caps the memory it holds.
+    address_space: bool = True
 
     def __post_init__(self) -> None:
         for name in ("memory_bytes", "processes", "output_bytes", "output_entries", "tmp_bytes", "shm_bytes"):
@@ -66,7 +69,7 @@ class Limits:
     def prlimit_args(self) -> list[str]:
         """The ``prlimit`` options that set these limits; a program can lower them, never raise them."""
         return [
-            f"--as={self.memory_bytes}",
+            *([f"--as={self.memory_bytes}"] if self.address_space else []),
             f"--cpu={self.cpu}:{self.cpu + 5}",
             f"--nproc={self.processes}",
             f"--fsize={self.output_bytes}",

@@ -3,10 +3,9 @@
 ``run`` starts the command (see ``sandbox.bwrap`` for what the sandbox is), waits on a pidfd so that
 a quick program costs no polling delay, and every ``WATCH_SECONDS`` adds up what the run wrote to its
 writable folders and its two logs. Past the wall time or the output limit the whole sandbox is killed
-(SIGKILL to the sandbox's first process, whose PID namespace takes every other process of the run with
-process of the run with it), and the runner returns only once the sandbox's first process, and so every
-process of its PID namespace, is gone. stdout and stderr go to files outside the sandbox, capped like any file the
-program writes, and only their ends are kept.
+(SIGKILL to the sandbox's first process, whose PID namespace takes every other process of the run with it),
+and the runner returns only once that process, and so every process of its PID namespace, is gone. stdout and
+stderr go to files outside the sandbox, capped like any file the program writes, and only their ends are kept.
 
 ``isolation="none"`` runs the command without bwrap, with the same limits that ``prlimit`` can set and
 a clean environment, the bind targets in its arguments replaced by the host folders. It protects
@@ -251,11 +250,11 @@ def run(
     runtime: Runtime | None = None,
     env: Mapping[str, str] | None = None,
     isolation: str = "bwrap",
+    devices: Sequence[str] = (),
 ) -> RunResult:
-    """Run ``argv`` in the sandbox with ``binds``; ``logs`` is a host folder for stdout and stderr (never bound).
-
-    Raises ``SandboxUnavailable`` when bubblewrap cannot run here; everything the program does is in the result.
-    """
+    """Run ``argv`` in the sandbox with ``binds`` and ``devices`` (device nodes: a GPU's, ``sandbox.gpus``);
+    ``logs`` is a host folder for stdout and stderr (never bound). Raises ``SandboxUnavailable`` when bubblewrap
+    cannot run here; everything the program does is in the result."""
     if isolation not in ISOLATIONS:
         raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}, not {isolation!r}")
     environment = dict(env or {})
@@ -290,6 +289,7 @@ def run(
             info_fd=info_write,
             seccomp_fd=seccomp_read,
             file_fds=files,
+            devices=devices,
         )
         # bwrap reads its options from a file, so that its command line (that the program can read) names no
         # host path: only the command, which names paths of the sandbox, follows them.
