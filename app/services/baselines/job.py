@@ -15,14 +15,15 @@ from __future__ import annotations
 import logging
 import threading
 from datetime import datetime
+from functools import partial
 from types import TracebackType
 
 from sqlalchemy.orm import Session
 
 from app.services.baselines import execution
 from app.services.baselines.execution import ProgressReport, RunClaim, Verdict
+from app.services.jobs.claiming import claim_next, failing
 from app.services.jobs.kinds import GPU, JobContext, JobKind
-from app.services.jobs.retry import GaveUp, error_text
 from app.storage.models import BaselineRun
 from app.storage.types import utcnow
 from baselines import Baseline, BaselineError, Cancelled, get_baseline
@@ -117,15 +118,14 @@ def _device(system: Baseline) -> str:
 
 
 def run_baseline(ctx: JobContext, run_id: int) -> None:
-    """Run one baseline; record a baseline submission queued for scoring, an error, or a cancellation."""
+    """Run the fairest waiting baseline (the message's own when nothing else waits); record a baseline
+    submission queued for scoring, an error, or a cancellation."""
     retry = ctx.retrying(RUN_BASELINE)
-    try:
-        held = retry(f"claiming baseline run {run_id}", lambda: ctx.write(lambda s: _claim(ctx, s, run_id)))
-    except GaveUp as exc:
-        ctx.give_up(RUN_BASELINE, run_id, exc, lambda s, reason: _give_up(s, run_id, reason), claimed=False)
-        return
+    held = claim_next(ctx, RUN_BASELINE, run_id, execution.claim_run, what="baseline run", give_up=_give_up)
     if held is None:
         return
+    run_id = held.run_id
+    fail = partial(_record_failure, held=held)
     try:
         system = get_baseline(held.baseline, held.options)
     except BaselineError as exc:  # removed from the registry, or its options changed meaning
@@ -140,32 +140,28 @@ def run_baseline(ctx: JobContext, run_id: int) -> None:
         )
         return
     monitor = RunMonitor(ctx, held, device=_device(system))
-    try:
-        with monitor:
-            inputs = retry(
-                f"reading the inputs of baseline run {run_id}",
-                lambda: ctx.read(lambda s: execution.load_inputs(s, held)),
-            )
-            monitor.log(
-                f"{system.name} {system.version}: {len(inputs.training)} training file(s), "
-                f"{len(inputs.inputs)} input file(s), {len(inputs.resources)} resource(s)"
-            )
+    cancelled = False
+    # BaselineError: the system refused the task's data, and its message says where.
+    with failing(ctx, RUN_BASELINE, run_id, fail, known=(BaselineError,)) as attempt, monitor:
+        inputs = retry(
+            f"reading the inputs of baseline run {run_id}",
+            lambda: ctx.read(lambda s: execution.load_inputs(s, held)),
+        )
+        monitor.log(
+            f"{system.name} {system.version}: {len(inputs.training)} training file(s), "
+            f"{len(inputs.inputs)} input file(s), {len(inputs.resources)} resource(s)"
+        )
+        try:
             output = system.run(inputs, monitor.progress, monitor.log, monitor.should_stop)
-    except GaveUp as exc:
-        ctx.give_up(RUN_BASELINE, run_id, exc, lambda s, reason: _record_failure(s, held, reason), claimed=True)
-        return
-    except Cancelled:
+        except Cancelled:
+            cancelled = True
+    if cancelled:
         if monitor.verdict != "lost":
             ctx.record_failure(RUN_BASELINE, run_id, lambda s: execution.record_cancelled(s, held, now=utcnow()))
         return
-    except BaselineError as exc:  # the system refused the task's data: the message says where
-        _fail(ctx, held, str(exc))
+    if attempt.failed:
         return
-    except Exception as exc:
-        log.exception("baseline run %s failed", run_id)
-        _fail(ctx, held, error_text(exc))
-        return
-    try:
+    with failing(ctx, RUN_BASELINE, run_id, fail, known=(execution.OutputRefused,)):
         retry(
             f"checking the output of baseline run {run_id}",
             lambda: ctx.read(
@@ -176,30 +172,14 @@ def run_baseline(ctx: JobContext, run_id: int) -> None:
             f"storing the output of baseline run {run_id}",
             lambda: ctx.write(lambda s: execution.record_success(s, held, output, now=utcnow())),
         )
-    except execution.OutputRefused as exc:
-        _fail(ctx, held, str(exc))
-    except GaveUp as exc:
-        ctx.give_up(RUN_BASELINE, run_id, exc, lambda s, reason: _record_failure(s, held, reason), claimed=True)
 
 
-def _claim(ctx: JobContext, session: Session, run_id: int) -> RunClaim | None:
-    settings = ctx.settings
-    return execution.claim_run(
-        session,
-        run_id,
-        worker=ctx.worker,
-        now=utcnow(),
-        lease_seconds=settings.lease_seconds,
-        max_attempts=settings.max_attempts,
-    )
-
-
-def _record_failure(session: Session, held: RunClaim, error: str) -> bool:
+def _record_failure(session: Session, error: str, *, held: RunClaim) -> bool:
     return execution.record_failure(session, held, now=utcnow(), error=error)
 
 
 def _fail(ctx: JobContext, held: RunClaim, error: str) -> None:
-    ctx.record_failure(RUN_BASELINE, held.run_id, lambda s: _record_failure(s, held, error))
+    ctx.record_failure(RUN_BASELINE, held.run_id, lambda s: _record_failure(s, error, held=held))
 
 
 def _give_up(session: Session, run_id: int, reason: str) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from functools import partial
 
 from sqlalchemy.orm import Session
 
@@ -21,9 +22,9 @@ from app.config import Settings
 from app.services.code import execution
 from app.services.code.execution import CodeClaim
 from app.services.code.sandboxed import CodeOutcome, Isolation, run_code
+from app.services.jobs.claiming import claim_next, failing
 from app.services.jobs.heartbeat import heartbeats
 from app.services.jobs.kinds import GPU, JobContext, JobKind
-from app.services.jobs.retry import GaveUp, error_text
 from app.services.scoring.gold import parsed_gold
 from app.services.scoring.validation import validate
 from app.storage.models import CodeRun
@@ -45,51 +46,48 @@ def isolation(settings: Settings, held: CodeClaim) -> Isolation:
 
 
 def run_code_job(ctx: JobContext, run_id: int) -> None:
-    """Run one program; queue its predictions for scoring, or fail it (at the team's cost or refunded)."""
+    """Run the fairest waiting program (the message's own when nothing else waits); queue its predictions for
+    scoring, or fail it (at the team's cost or refunded)."""
     retry = ctx.retrying(RUN_CODE)
-    try:
-        held = retry(f"claiming code run {run_id}", lambda: ctx.write(lambda s: _claim(ctx, s, run_id)))
-    except GaveUp as exc:
-        ctx.give_up(RUN_CODE, run_id, exc, lambda s, reason: _give_up(s, run_id, reason), claimed=False)
-        return
+    held = claim_next(ctx, RUN_CODE, run_id, execution.claim, what="code run", give_up=_give_up)
     if held is None:
         return
-    try:
-        with heartbeats(
+    run_id = held.run_id
+    platform = partial(_platform, held=held)
+    with (
+        failing(ctx, RUN_CODE, run_id, platform, known=CANNOT_RUN, explain=_cannot_run) as attempt,
+        heartbeats(
             ctx,
             lambda s, seconds: execution.heartbeat(s, held, now=utcnow(), lease_seconds=seconds),
             f"code run {held.run_id}",
-        ):
-            program, inputs = retry(
-                f"reading the program of code run {run_id}", lambda: ctx.read(lambda s: execution.inputs(s, held))
+        ),
+    ):
+        program, inputs = retry(
+            f"reading the program of code run {run_id}", lambda: ctx.read(lambda s: execution.inputs(s, held))
+        )
+        outcome = run_code(program, inputs, held.code, isolation(ctx.settings, held))
+        if outcome.predictions is not None:
+            outcome = retry(
+                f"checking the predictions of code run {run_id}",
+                lambda: ctx.read(lambda s: _checked(ctx, s, held, outcome)),
             )
-            outcome = run_code(program, inputs, held.code, isolation(ctx.settings, held))
-            if outcome.predictions is not None:
-                outcome = retry(
-                    f"checking the predictions of code run {run_id}",
-                    lambda: ctx.read(lambda s: _checked(ctx, s, held, outcome)),
-                )
-    except GaveUp as exc:
-        ctx.give_up(RUN_CODE, run_id, exc, lambda s, reason: _platform(s, held, reason), claimed=True)
-        return
-    except (SandboxUnavailable, RuntimeProblem, ArchiveProblem, ScorerError) as exc:
-        reason = f"the program could not be run on this worker: {exc}"
-        ctx.record_failure(RUN_CODE, run_id, lambda s: _platform(s, held, reason))
-        return
-    except Exception as exc:
-        log.exception("code run %s failed", run_id)
-        reason = error_text(exc)
-        ctx.record_failure(RUN_CODE, run_id, lambda s: _platform(s, held, reason))
+    if attempt.failed:
         return
     record: Callable[[Session], bool] = (
         (lambda s: execution.record_success(s, held, outcome, now=utcnow()))
         if outcome.predictions is not None
         else (lambda s: execution.record_program_failure(s, held, outcome, now=utcnow()))
     )
-    try:
+    with failing(ctx, RUN_CODE, run_id, platform):
         retry(f"storing code run {run_id}", lambda: ctx.write(record))
-    except GaveUp as exc:
-        ctx.give_up(RUN_CODE, run_id, exc, lambda s, reason: _platform(s, held, reason), claimed=True)
+
+
+#: Errors that say this worker cannot run the program (the platform's failure, refunded).
+CANNOT_RUN: tuple[type[Exception], ...] = (SandboxUnavailable, RuntimeProblem, ArchiveProblem, ScorerError)
+
+
+def _cannot_run(exc: Exception) -> str:
+    return f"the program could not be run on this worker: {exc}"
 
 
 def _checked(ctx: JobContext, session: Session, held: CodeClaim, outcome: CodeOutcome) -> CodeOutcome:
@@ -104,19 +102,7 @@ def _checked(ctx: JobContext, session: Session, held: CodeClaim, outcome: CodeOu
     return outcome
 
 
-def _claim(ctx: JobContext, session: Session, run_id: int) -> CodeClaim | None:
-    settings = ctx.settings
-    return execution.claim(
-        session,
-        run_id,
-        worker=ctx.worker,
-        now=utcnow(),
-        lease_seconds=settings.lease_seconds,
-        max_attempts=settings.max_attempts,
-    )
-
-
-def _platform(session: Session, held: CodeClaim, reason: str) -> bool:
+def _platform(session: Session, reason: str, *, held: CodeClaim) -> bool:
     return execution.record_platform_failure(session, held, reason, now=utcnow())
 
 

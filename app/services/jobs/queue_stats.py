@@ -8,7 +8,8 @@ process (or machine) scored the submissions. The estimates use the last ``SAMPLE
   scorer (all scorers when that one has none yet);
 - the workers are the distinct ones (process and thread) that scored in the last ``WINDOW`` or hold
   a live claim now, at least one;
-- a submission at place ``p`` is expected at ``now + p * mean / workers``.
+- a submission at place ``p`` (in the fair order of ``app.services.jobs.fair``) is expected at
+  ``now + p * mean / workers``.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from statistics import fmean
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.services.jobs import fair
 from app.services.jobs.kinds import QUEUES
 from app.services.jobs.registry import KINDS
 from app.storage.models import JobStatus, Phase, Score, Submission, SubmissionStatus, Task
@@ -84,8 +86,9 @@ def recent_pace(session: Session, now: datetime, *, sample: int = SAMPLE, window
 
 
 def queue_places(session: Session, submissions: Sequence[Submission], now: datetime) -> dict[int, QueuePlace]:
-    """The place of each queued submission among ``submissions`` in the ``scoring`` queue (queued
-    submissions of every phase, oldest first), with its estimate; the others are left out."""
+    """The place of each queued submission among ``submissions`` in the ``scoring`` queue, in the fair order
+    workers take them in (``fair``: competitions take turns, then teams), with its estimate; the others are
+    left out."""
     queued = [s for s in submissions if s.status == SubmissionStatus.QUEUED]
     if not queued:
         return {}
@@ -97,13 +100,10 @@ def queue_places(session: Session, submissions: Sequence[Submission], now: datet
             .where(Phase.id.in_({s.phase_id for s in queued}))
         ).all()
     )
+    order = fair.positions(session, Submission, [s.id for s in queued], now)
     places: dict[int, QueuePlace] = {}
     for submission in queued:
-        ahead = or_(
-            Submission.created_at < submission.created_at,
-            and_(Submission.created_at == submission.created_at, Submission.id <= submission.id),
-        )
-        position = session.scalar(select(func.count()).where(Submission.status == SubmissionStatus.QUEUED, ahead)) or 1
+        position = order.get(submission.id, 1)
         seconds = pace.seconds_for(scorers.get(submission.phase_id, ""))
         eta = None if seconds is None else now + timedelta(seconds=position * seconds / pace.workers)
         places[submission.id] = QueuePlace(position=position, estimated_scored_at=eta)

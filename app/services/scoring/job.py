@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
 from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.services.jobs.claiming import claim_next, failing
 from app.services.jobs.heartbeat import heartbeats
 from app.services.jobs.kinds import SCORING, JobContext, JobKind
-from app.services.jobs.retry import GaveUp, error_text
 from app.services.scoring import programs, steps
 from app.services.scoring.handoff import Parsed
 from app.services.scoring.steps import Claim
@@ -31,69 +33,62 @@ log = logging.getLogger(__name__)
 
 
 def score_submission(ctx: JobContext, submission_id: int) -> None:
-    """Score one submission's current round and store the result (or the platform's failure)."""
+    """Score the fairest waiting submission (the message's own when nothing else waits) and store the result
+    (or the platform's failure)."""
     retry = ctx.retrying(SCORE_SUBMISSION)
-    try:
-        taken = retry(
-            f"claiming submission {submission_id}", lambda: ctx.write(lambda s: _claim(ctx, s, submission_id))
-        )
-    except GaveUp as exc:
-        ctx.give_up(
-            SCORE_SUBMISSION, submission_id, exc, lambda s, reason: _give_up(s, submission_id, reason), claimed=False
-        )
-        return
+    taken = claim_next(ctx, SCORE_SUBMISSION, submission_id, partial(_claim, ctx), what="submission", give_up=_give_up)
     if taken is None:
         return
     held, data = taken
-    try:
-        with heartbeats(
+    submission_id = held.submission_id
+    fail = partial(_fail, held=held)
+    with (
+        failing(ctx, SCORE_SUBMISSION, submission_id, fail) as attempt,
+        heartbeats(
             ctx,
             lambda s, seconds: steps.heartbeat(s, held, now=utcnow(), lease_seconds=seconds),
             f"submission {held.submission_id}",
-        ):
-            gold = steps.cached_gold(held, ctx.gold_cache) or retry(
-                f"reading the gold of submission {submission_id}",
-                lambda: ctx.read(lambda s: steps.load_gold(s, held, gold_cache=ctx.gold_cache)),
-            )
-            if programs.runs_program(gold):
-                if not isinstance(data, bytes):  # nothing is handed over for a program; should it be, read the file
-                    data = retry(
-                        f"reading submission {submission_id}", lambda: ctx.read(lambda s: steps.submitted_file(s, held))
-                    )
-                ran: Scored | programs.ProgramResult = programs.run(
-                    gold, data, held, settings=ctx.settings, limits=ctx.limits
+        ),
+    ):
+        gold = steps.cached_gold(held, ctx.gold_cache) or retry(
+            f"reading the gold of submission {submission_id}",
+            lambda: ctx.read(lambda s: steps.load_gold(s, held, gold_cache=ctx.gold_cache)),
+        )
+        if programs.runs_program(gold):
+            if not isinstance(data, bytes):  # nothing is handed over for a program; should it be, read the file
+                data = retry(
+                    f"reading submission {submission_id}", lambda: ctx.read(lambda s: steps.submitted_file(s, held))
                 )
-            else:
-                report = steps.compute(gold, data, limits=ctx.limits)
-                ran = Scored(report, steps.interval(gold, held, report))
-    except GaveUp as exc:
-        ctx.give_up(SCORE_SUBMISSION, submission_id, exc, lambda s, reason: _fail(s, held, reason), claimed=True)
+            ran: Scored | programs.ProgramResult = programs.run(
+                gold, data, held, settings=ctx.settings, limits=ctx.limits
+            )
+        else:
+            report = steps.compute(gold, data, limits=ctx.limits)
+            ran = Scored(report, steps.interval(gold, held, report))
+    if attempt.failed:
         return
-    except Exception as exc:
-        log.exception("scoring submission %s failed", submission_id)
-        message = error_text(exc)
-        ctx.record_failure(SCORE_SUBMISSION, submission_id, lambda s: _fail(s, held, message))
-        return
-    try:
+    with failing(ctx, SCORE_SUBMISSION, submission_id, fail):
         retry(
             f"storing the score of submission {submission_id}",
             lambda: ctx.write(lambda s: _record(s, held, ran)),
         )
-    except GaveUp as exc:
-        ctx.give_up(SCORE_SUBMISSION, submission_id, exc, lambda s, reason: _fail(s, held, reason), claimed=True)
 
 
-def _claim(ctx: JobContext, session: Session, submission_id: int) -> tuple[Claim, bytes | Parsed] | None:
+def _claim(
+    ctx: JobContext,
+    session: Session,
+    submission_id: int,
+    /,
+    *,
+    worker: str,
+    now: datetime,
+    lease_seconds: int,
+    max_attempts: int,
+) -> tuple[Claim, bytes | Parsed] | None:
     """Claim the submission and read its file, in one transaction; where this process's upload parsed the
     file (``ctx.handoff``), that parse instead of the file."""
-    settings = ctx.settings
     held = steps.claim(
-        session,
-        submission_id,
-        worker=ctx.worker,
-        now=utcnow(),
-        lease_seconds=settings.lease_seconds,
-        max_attempts=settings.max_attempts,
+        session, submission_id, worker=worker, now=now, lease_seconds=lease_seconds, max_attempts=max_attempts
     )
     if held is None:
         return None
@@ -116,7 +111,7 @@ def _record(session: Session, held: Claim, ran: Scored | programs.ProgramResult)
     return steps.record_score(session, held, ran.report, now=utcnow(), interval=ran.interval)
 
 
-def _fail(session: Session, held: Claim, reason: str) -> bool:
+def _fail(session: Session, reason: str, *, held: Claim) -> bool:
     return steps.record_failure(session, held, now=utcnow(), organizer_message=reason)
 
 
