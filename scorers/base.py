@@ -126,6 +126,11 @@ class Scorer(ABC, Generic[G, P, S]):
     #: ``parse_submission`` receives the uploaded bytes as they are (a zip of several files stays a zip)
     #: instead of the one file ``unpack_submission`` takes out of a zip.
     raw_submission: ClassVar[bool] = False
+    #: Its metrics can be computed on any subset of its units (``aggregate`` of their statistics), so a phase may
+    #: keep some units private (``scorers.split``); False for a scorer that scores a submission as a whole.
+    splittable: ClassVar[bool] = True
+    #: Why a scorer that is not ``splittable`` is not, for the refusal of a phase that asks for a private split.
+    unsplittable_because: ClassVar[str] = "it scores a submission as a whole: it has no units to keep private"
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         #: The resolved option values (defaults overlaid with what the task's configuration gives).

@@ -33,7 +33,7 @@ from scorers.errors import OptionsError, Problems
 from scorers.families.classification import AVERAGES, class_scores, group_prf, weighted_prf
 from scorers.families.weighted import WeightedMetric
 from scorers.generic import tables
-from scorers.generic.keyed import KeyedGold, KeyedScorer, layout_options
+from scorers.generic.keyed import KeyedGold, KeyedScorer, layout_options, unit_key
 from scorers.registry import register
 
 METRICS = ("accuracy", "precision", "recall", "f1")
@@ -135,7 +135,14 @@ class Classification(KeyedScorer[str]):
         )
 
     def breakdown(self, gold: KeyedGold[str], submission: dict[str, str], stats: Mapping[str, UnitStats]) -> Breakdown:
-        labels = gold.table.values
+        # Only the items of the units in ``stats``: a report on part of the units (``scorers.split``) reads nothing
+        # of the others, not even which labels they hold.
+        groups, by_group = gold.table.groups, bool(self.layout.group_by)
+        labels = {
+            key: label
+            for key, label in gold.table.values.items()
+            if (unit_key(groups[key]) if by_group else key) in stats
+        }
         known = sorted(set(labels.values()))
         confusion: dict[str, dict[str, float]] = {label: {} for label in known}
         for key, label in labels.items():

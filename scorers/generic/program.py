@@ -129,6 +129,7 @@ class ProgramScorer(Scorer[ProgramGold, NothingPublic, bytes]):
     unit = WHOLE
     #: The program scores a submission as a whole: there are no per-document rows to download.
     per_unit_breakdown = None
+    splittable = False
     raw_submission = True
 
     @classmethod

@@ -131,6 +131,13 @@ class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, dict[str, list[Template]]]):
     submission_format = 'JSON object {docid: [{"incident_type": frame, role: [["text"], ...]}, ...]}'
     submission_filename = "submission.json"
     unit = "document"
+    # The public view holds the largest role of the whole gold (the submissions' limits, published with the format),
+    # and a document's statistics keep the roles of the whole gold: both would tell of the private documents.
+    splittable = False
+    unsplittable_because = (
+        "its submission limits are published from the whole gold (the largest gold role), which would tell "
+        "participants about the private documents"
+    )
     per_unit_breakdown: ClassVar[str] = "document"
     leaderboard_breakdowns: ClassVar[tuple[str, ...]] = ()
 

@@ -20,7 +20,8 @@ from typing import Any, Literal, cast
 
 from sqlalchemy.orm import Session
 
-from app.services.boards import standings, uncertainty
+from app.services.boards import private, standings, uncertainty
+from app.services.boards.private import RankedBy, SplitBoard
 from app.services.boards.staleness import fingerprint
 from app.services.code.settings import CodeSettings
 from app.services.competitions.catalog import phase_state, task_description
@@ -28,6 +29,7 @@ from app.storage.models import Phase, Visibility
 from leaderboard.ranking import Candidate, Entry, Rules, Selection, rank
 from leaderboard.uncertainty import BoardUncertainty, phase_seed
 from scorers import ScorerDescription, get_scorer
+from scorers.split import PrivateBoard
 
 log = logging.getLogger(__name__)
 
@@ -57,11 +59,15 @@ class PhaseFacts:
     ends_at: datetime | None
     #: The board shows intervals and comparisons (the bundle's ``intervals``).
     intervals: bool = True
-    #: Imported with an ingestion program: result submissions only, code submissions are not run yet.
+    #: Imported with an ingestion program: code submissions run through it, result zips are scored as they are.
     ingestion_program: bool = False
     #: A code phase: how it runs programs (``CodeSettings.convention``), and whether its sample is a starting kit.
     program: str | None = None
     starting_kit: bool = False
+    #: A private split (``app.services.boards.private``): the share of units kept private (None: no split) and
+    #: what the board ranks by once the phase is revealed (``private`` or ``all`` units).
+    private_share: float | None = None
+    private_board: str = "private"
 
     @property
     def ref(self) -> PhaseRef:
@@ -70,6 +76,13 @@ class PhaseFacts:
     @property
     def metrics_public(self) -> bool:
         return self.visibility == Visibility.PUBLIC or self.revealed_at is not None
+
+    @property
+    def ranked_by(self) -> RankedBy:
+        """The units the phase's board ranks by: the public ones, until a phase with a split is revealed."""
+        if self.private_share is None or self.revealed_at is None:
+            return "public"
+        return "all" if self.private_board == "all" else "private"
 
     def state(self, now: datetime) -> str:
         """upcoming, open or closed at ``now`` (``catalog.phase_state`` reads only the two times)."""
@@ -99,6 +112,8 @@ class PhaseFacts:
             ingestion_program=phase.ingestion_program,
             program=code.convention() if code else None,
             starting_kit=bool(code and code.starting_kit),
+            private_share=phase.private_share,
+            private_board=phase.private_board,
         )
 
 
@@ -124,6 +139,9 @@ class BoardSnapshot:
     #: The entries' intervals, neighbour comparisons and tied groups, keyed by submission id; ``None`` when
     #: hidden, turned off, or nothing is ranked.
     uncertainty: BoardUncertainty[int] | None = None
+    #: With a private split: the private board and each entrant's move, for its organizers before the reveal and
+    #: for everyone after it (then ``entries`` are its entries); None otherwise.
+    split: SplitBoard | None = None
     _derived: dict[str, Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -167,9 +185,16 @@ def compute_snapshot(
         breakdowns = described.leaderboard_breakdowns
         read = standings.candidates(session, phase, with_columns=breakdowns)
     entries = tuple(rank(read, rules))
+    split = None
+    revealed = phase.private_share is not None and phase.revealed_at is not None
+    if not hidden and phase.private_share is not None and (revealed or viewers == "organizers"):
+        split = _split(session, phase, read, rules, revealed)
+        if revealed:
+            entries = split.entries
     uncertain = None
     if not hidden and phase.intervals and entries:
-        uncertain = _uncertainty(session, phase, entries, rules.primary, kept)
+        ranked_by = phase.private_board if revealed else None
+        uncertain = _uncertainty(session, phase, entries, rules.primary, kept, ranked_by)
     return BoardSnapshot(
         facts=PhaseFacts.of(phase),
         viewers=viewers,
@@ -183,18 +208,43 @@ def compute_snapshot(
         made_at=now,
         checked_at=now,
         uncertainty=uncertain,
+        split=split,
+    )
+
+
+def _split(session: Session, phase: Phase, read: list[Candidate], rules: Rules, revealed: bool) -> SplitBoard:
+    """The phase's private board beside its public one (``app.services.boards.private``)."""
+    ids = [c.submission_id for c in read if c.rankable]
+    return private.split_board(
+        read,
+        private.private_metrics(session, ids),
+        rules,
+        private_share=float(phase.private_share or 0.0),
+        ranked_by="all" if phase.private_board == "all" else "private",
+        revealed=revealed,
+        final_submissions=None,
     )
 
 
 def _uncertainty(
-    session: Session, phase: Phase, entries: tuple[Entry, ...], metric: str, kept: uncertainty.Kept | None
+    session: Session,
+    phase: Phase,
+    entries: tuple[Entry, ...],
+    metric: str,
+    kept: uncertainty.Kept | None,
+    ranked_by: str | None = None,
 ) -> BoardUncertainty[int] | None:
     """The board's intervals and comparisons; a failure costs them, never the board."""
     task = phase.task
     try:
         scorer = get_scorer(task.scorer, dict(task.scorer_options or {}))
         seed = phase_seed(task.competition.slug, task.slug, phase.slug)
-        return uncertainty.of_board(session, scorer, entries, metric=metric, seed=seed, kept=kept)
+        private_board: PrivateBoard | None = None
+        if ranked_by is not None:
+            private_board = "all" if ranked_by == "all" else "private"
+        return uncertainty.of_board(
+            session, scorer, entries, metric=metric, seed=seed, kept=kept, private_board=private_board
+        )
     except Exception:
         log.exception("the intervals of phase %s could not be computed", phase.id)
         return None

@@ -29,11 +29,13 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.services.submissions.results import current_scores
+from app.storage.models import Score
 from leaderboard.bootstrap import Interval
 from leaderboard.ranking import Entry
 from leaderboard.significance import PairedTest
 from leaderboard.uncertainty import BoardUncertainty, board_trials, board_uncertainty, stored_interval
 from scorers import Scorer
+from scorers.split import PrivateBoard, board_units
 
 log = logging.getLogger(__name__)
 
@@ -78,8 +80,11 @@ def of_board(
     metric: str,
     seed: int,
     kept: Kept | None = None,
+    private_board: PrivateBoard | None = None,
 ) -> BoardUncertainty[int] | None:
-    """The intervals, comparisons and tied groups of ``entries`` (board order), keyed by submission id."""
+    """The intervals, comparisons and tied groups of ``entries`` (board order), keyed by submission id. With
+    ``private_board`` (a revealed phase with a private split) over the private board's units: its private units
+    or all units (``scorers.split.board_units``); the stored intervals are the public units', so none is used."""
     if not entries:
         return None
     memory = kept if kept is not None else Kept(0)
@@ -87,10 +92,11 @@ def of_board(
     scores = current_scores(session, ids)
     name = {sid: (score.id, score.created_at) for sid, score in scores.items()}
     stored: dict[int, Interval] = {}
+    which = private_board or "public"  # which units, in every key: a split's boards share no test or interval
     for sid, score in scores.items():
-        interval = stored_interval(score.interval, metric)
+        interval = stored_interval(score.interval, metric) if private_board is None else None
         if interval is None:
-            interval = memory.get(("interval", name[sid], metric, seed))[1]
+            interval = memory.get(("interval", name[sid], metric, seed, which))[1]
         if interval is not None:
             stored[sid] = interval
     trials = board_trials(max(0, len(ids) - 1))
@@ -98,7 +104,7 @@ def of_board(
     def pair_key(a: int, b: int) -> Hashable | None:
         if a not in name or b not in name:
             return None
-        return ("test", name[a], name[b], metric, seed, trials)
+        return ("test", name[a], name[b], metric, seed, trials, which)
 
     known: dict[tuple[int, int], PairedTest | None] = {}
     for a, b in itertools.pairwise(ids):
@@ -109,7 +115,7 @@ def of_board(
     needed = {sid for sid in ids if sid not in stored}
     needed |= {sid for pair in itertools.pairwise(ids) if pair not in known for sid in pair}
     with_units = current_scores(session, needed, units=True) if needed else {}
-    pairs = [(sid, with_units[sid].units if sid in with_units else None) for sid in ids]
+    pairs = [(sid, _units(with_units[sid], private_board) if sid in with_units else None) for sid in ids]
     board = board_uncertainty(scorer, pairs, metric, seed=seed, stored=stored, known_tests=known)
     for (a, b), test in board.tests.items():
         key = pair_key(a, b)
@@ -117,7 +123,15 @@ def of_board(
             memory.put(key, test)
     for sid, interval in board.intervals.items():
         if sid not in stored and sid in name:
-            memory.put(("interval", name[sid], metric, seed), interval)
+            memory.put(("interval", name[sid], metric, seed, which), interval)
     if board.computed:
         log.info("computed %d intervals of scores stored without one", board.computed)
     return board
+
+
+def _units(score: Score, private_board: PrivateBoard | None) -> dict[str, Any]:
+    """The units a board resamples of ``score``: the stored ones (the public units where the phase has a split),
+    or the private board's."""
+    if private_board is None:
+        return score.units
+    return board_units(score.units, score.private_units or {}, private_board)

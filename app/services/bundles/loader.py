@@ -22,6 +22,7 @@ from app.services.bundles.checks import KeyPathChecker, Keys, key_path, kind
 from app.services.bundles.code_keys import read_code
 from app.services.bundles.files import FileFinder, FileProblem, check_file_name
 from app.services.bundles.spec import BundleError, BundleFile, CompetitionSpec, PhaseSpec, TaskSpec
+from app.services.bundles.split_keys import SPLIT_KEYS, read_split
 from app.services.bundles.strict_yaml import describe_yaml_error, load_strict
 from app.storage.models import Competition, Participation, Selection, Visibility
 from app.storage.types import column_length
@@ -50,7 +51,7 @@ TASK_KEYS = _keys("slug title scorer phases", "description scorer_options traini
 PHASE_KEYS = _keys(
     "slug title gold",
     "description starts_at ends_at public_files daily_limit total_limit visibility selection max_upload_bytes "
-    "opaque_ids intervals execution_time_limit show_program_stderr ingestion_program code",
+    "opaque_ids intervals execution_time_limit show_program_stderr ingestion_program code " + " ".join(SPLIT_KEYS),
 )
 FILE_KEYS = _keys("", "path data derive from name")
 
@@ -290,6 +291,7 @@ class _Reader(KeyPathChecker):
                 key_path(path, "opaque_ids"),
                 f"the ids of {scorer.name} cannot be replaced; they can for {', '.join(renamable_formats())}",
             )
+        split = read_split(self, m, path, scorer)
         code, code_inputs, kit = read_code(self, m, path, slug, gold, scorer)
         if kit is not None and self.unique_name(kit.name, key_path(path, "code.starting_kit"), names):
             public.append(kit)
@@ -315,6 +317,8 @@ class _Reader(KeyPathChecker):
             ingestion_program=ingestion_program,
             code=code,
             code_inputs=code_inputs,
+            private_share=split.private_share,
+            private_board=split.private_board,
         )
 
     def gold(self, m: dict[str, Any], path: str, scorer: Scorer[Any, Any, Any] | None) -> BundleFile | None:

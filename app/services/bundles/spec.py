@@ -51,6 +51,10 @@ class PhaseSpec:
     #: A code phase: participants upload programs, run on ``code`` inputs (``code_inputs``) as ``code`` says.
     code: CodeSettings | None = None
     code_inputs: tuple[BundleFile, ...] = ()
+    #: A private test split (``app.services.bundles.split_keys``): the share of units kept private until the
+    #: reveal (None: no split) and what the board ranks by after it (``private`` or ``all`` units).
+    private_share: float | None = None
+    private_board: str = "private"
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ participation requests, and revealing hidden phases."""
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
@@ -162,6 +163,10 @@ def _add_task(session: Session, competition: Competition, spec: TaskSpec, positi
             ingestion_program=p.ingestion_program,
             code=p.code.stored() if p.code is not None else None,
             code_inputs_blob_id=_blob_id(session, inputs_zip(p.code_inputs)) if p.code is not None else None,
+            private_share=p.private_share,
+            # The key of the phase's split (``scorers.split``): made here, kept in the database, never shown.
+            split_secret=secrets.token_hex(32) if p.private_share is not None else None,
+            private_board=p.private_board,
             position=phase_position,
         )
         session.add(phase)

@@ -24,6 +24,7 @@ from app.storage.blobs import read_blob
 from app.storage.models import Blob, Competition, Phase, Task
 from leaderboard.uncertainty import phase_seed
 from scorers import Scorer, get_scorer
+from scorers.split import Split
 
 GoldKey = tuple[int, str, str, str]
 
@@ -112,6 +113,8 @@ class GoldRef:
     #: reads the end of the program's stderr when its submission failed.
     time_limit: int | None = None
     show_stderr: bool = False
+    #: The phase's private split (``scorers.split``), or None: a score then keeps the public units' report apart.
+    split: Split | None = None
 
     @property
     def key(self) -> GoldKey:
@@ -132,6 +135,9 @@ def gold_of(session: Session, phase_id: int) -> GoldRef:
             Phase.intervals,
             Phase.execution_time_limit,
             Phase.show_program_stderr,
+            Phase.private_share,
+            Phase.split_secret,
+            Phase.private_board,
         )
         .join(Task, Task.id == Phase.task_id)
         .join(Competition, Competition.id == Task.competition_id)
@@ -148,7 +154,15 @@ def gold_of(session: Session, phase_id: int) -> GoldRef:
         intervals=bool(row.intervals),
         time_limit=row.execution_time_limit,
         show_stderr=bool(row.show_program_stderr),
+        split=phase_split(row.private_share, row.split_secret, row.private_board),
     )
+
+
+def phase_split(share: float | None, secret: str | None, board: str) -> Split | None:
+    """A phase's split from its columns, or None where it has none."""
+    if share is None or not secret:
+        return None
+    return Split(share, secret, "all" if board == "all" else "private")
 
 
 def parsed_gold(session: Session, ref: GoldRef, cache: GoldCache) -> ParsedGold:

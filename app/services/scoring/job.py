@@ -28,6 +28,7 @@ from app.services.scoring.steps import Claim
 from app.storage.models import Submission
 from app.storage.types import utcnow
 from scorers import ScoreReport
+from scorers.split import SplitReport
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +64,10 @@ def score_submission(ctx: JobContext, submission_id: int) -> None:
                 gold, data, held, settings=ctx.settings, limits=ctx.limits
             )
         else:
-            report = steps.compute(gold, data, limits=ctx.limits)
-            ran = Scored(report, steps.interval(gold, held, report))
+            split = held.gold.split
+            parts = steps.compute_split(gold, data, split, limits=ctx.limits) if split is not None else None
+            report = parts.public if parts is not None else steps.compute(gold, data, limits=ctx.limits)
+            ran = Scored(report, steps.interval(gold, held, report), parts)
     if attempt.failed:
         return
     with failing(ctx, SCORE_SUBMISSION, submission_id, fail):
@@ -103,12 +106,14 @@ class Scored:
 
     report: ScoreReport
     interval: dict[str, Any] | None
+    #: In a phase with a private split: the whole split report (``report`` is its public part).
+    private: SplitReport | None = None
 
 
 def _record(session: Session, held: Claim, ran: Scored | programs.ProgramResult) -> bool:
     if isinstance(ran, programs.ProgramResult):
         return programs.record(session, held, ran, now=utcnow())
-    return steps.record_score(session, held, ran.report, now=utcnow(), interval=ran.interval)
+    return steps.record_score(session, held, ran.report, now=utcnow(), interval=ran.interval, private=ran.private)
 
 
 def _fail(session: Session, reason: str, *, held: Claim) -> bool:

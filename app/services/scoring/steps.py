@@ -32,6 +32,7 @@ from app.storage.blobs import read_blob
 from app.storage.models import Score, Submission, SubmissionStatus
 from leaderboard.uncertainty import interval_for, interval_record
 from scorers import ScoreReport
+from scorers.split import Split, SplitReport, split_report
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +116,12 @@ def compute(gold: ParsedGold, data: bytes | Parsed, *, limits: Limits) -> ScoreR
     return gold.scorer.compute(gold.gold, submission)
 
 
+def compute_split(gold: ParsedGold, data: bytes | Parsed, split: Split, *, limits: Limits) -> SplitReport:
+    """``compute`` in a phase with a private split: the public units' report apart from the private board's."""
+    submission = data.submission if isinstance(data, Parsed) else validate(gold, data, limits)
+    return split_report(gold.scorer, gold.gold, submission, split)
+
+
 def interval(gold: ParsedGold, held: Claim, report: ScoreReport) -> dict[str, Any] | None:
     """The primary metric's interval over the report's units (no database), stored beside the score so that
     boards need not compute it; ``None`` where the phase shows no intervals or the report has no units.
@@ -130,11 +137,20 @@ def interval(gold: ParsedGold, held: Claim, report: ScoreReport) -> dict[str, An
 
 
 def record_score(
-    session: Session, held: Claim, report: ScoreReport, *, now: datetime, interval: dict[str, Any] | None = None
+    session: Session,
+    held: Claim,
+    report: ScoreReport,
+    *,
+    now: datetime,
+    interval: dict[str, Any] | None = None,
+    private: SplitReport | None = None,
 ) -> bool:
     """Store the round's score (with its ``interval``) and mark the submission ``scored``; ``False`` if that
-    round was already scored (by a worker that finished first), in which case nothing changes."""
+    round was already scored (by a worker that finished first), in which case nothing changes. With a split,
+    ``report`` is the public units' and ``private`` adds the private board's metrics and the private units."""
     values = {
+        "private_metrics": dict(private.private_metrics) if private is not None else None,
+        "private_units": {k: dict(v) for k, v in private.private_units.items()} if private is not None else None,
         "submission_id": held.submission_id,
         "round": held.round,
         "scorer": report.scorer,

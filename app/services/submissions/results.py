@@ -64,7 +64,7 @@ def current_scores(
     if full or breakdown:
         query = query.options(undefer(Score.breakdown))
     if full or units:
-        query = query.options(undefer(Score.units))
+        query = query.options(undefer(Score.units), undefer(Score.private_units))
     return {score.submission_id: score for score in session.scalars(query)}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, UniqueConstraint, false, true
+from sqlalchemy import JSON, CheckConstraint, Float, ForeignKey, String, Text, UniqueConstraint, false, true
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.storage.enums import Participation, Selection, TaskFileKind, Visibility
@@ -104,6 +104,7 @@ class Phase(Base):
         UniqueConstraint("task_id", "slug"),
         CheckConstraint(one_of("visibility", Visibility), name="visibility"),
         CheckConstraint(one_of("selection", Selection), name="selection"),
+        CheckConstraint("private_share IS NULL OR (private_share > 0 AND private_share < 1)", name="private_share"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -137,6 +138,12 @@ class Phase(Base):
     #: (``app.services.code.settings.CodeSettings`` as a mapping), and the inputs, one zip, mounted at /input.
     code: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     code_inputs_blob_id: Mapped[int | None] = mapped_column(ForeignKey("blobs.id"))
+    #: A private test split (``private_share`` in the bundle): the share of the scoring units kept private, the
+    #: secret their ids are hashed with (``scorers.split``; made at import, never shown to participants) and what
+    #: the board ranks by once the phase is revealed (``private``: the private units, ``all``: every unit).
+    private_share: Mapped[float | None] = mapped_column(Float)
+    split_secret: Mapped[str | None] = mapped_column(String(64))
+    private_board: Mapped[str] = mapped_column(String(16), default="private", server_default="private")
 
     task: Mapped[Task] = relationship(back_populates="phases")
     files: Mapped[list[PhaseFile]] = relationship(order_by="PhaseFile.position")

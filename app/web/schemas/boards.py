@@ -6,6 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from app.services.boards.private import Move
 from app.services.boards.snapshot import BoardSnapshot
 from leaderboard.ranking import Entry
 from leaderboard.uncertainty import BoardUncertainty
@@ -74,6 +75,35 @@ class EntryOut(BaseModel):
         )
 
 
+class MoveOut(BaseModel):
+    """An entrant of a private board: its rank there and on the public board ("shake-up")."""
+
+    rank: int
+    team: str
+    system: str
+    baseline: bool
+    submission_id: int
+    metrics: dict[str, float] = Field(description="the private board's metrics of the submission that counts")
+    public_rank: int | None = Field(description="its rank on the public board; null if it had no entry there")
+    change: int | None = Field(description="places gained from the public board (negative: lost)")
+    picked: bool = Field(description="it marked no final submission: its best ones on the public board count")
+
+    @classmethod
+    def of(cls, move: Move) -> MoveOut:
+        c = move.entry.candidate
+        return cls(
+            rank=move.entry.rank,
+            team=c.team,
+            system=c.system,
+            baseline=c.baseline,
+            submission_id=c.submission_id,
+            metrics=dict(c.metrics or {}),
+            public_rank=move.public_rank,
+            change=move.change,
+            picked=move.auto,
+        )
+
+
 class LeaderboardOut(BaseModel):
     competition: str
     task: str
@@ -87,6 +117,15 @@ class LeaderboardOut(BaseModel):
     intervals: bool = Field(description="the phase shows intervals and comparisons (its bundle may turn them off)")
     comparisons: list[ComparisonOut] = Field(description="each entry against the next, paired on the same units")
     few_units: bool = Field(description="some interval rests on fewer than 20 units")
+    ranked_by: str = Field(
+        "public",
+        description="the units the entries are ranked on: public (all units where the phase has no private split), "
+        "or, once a phase with a split is revealed, private or all",
+    )
+    private_share: float | None = Field(None, description="the share of units kept private; null: no split")
+    private_board: list[MoveOut] | None = Field(
+        None, description="the private board with each entrant's public rank: for organizers, and for all once revealed"
+    )
 
     @classmethod
     def of(cls, snapshot: BoardSnapshot) -> LeaderboardOut:
@@ -115,4 +154,7 @@ class LeaderboardOut(BaseModel):
             intervals=facts.intervals,
             comparisons=[ComparisonOut(**c.to_dict()) for c in uncertainty.comparisons] if uncertainty else [],
             few_units=bool(uncertainty and uncertainty.few_units),
+            ranked_by=facts.ranked_by,
+            private_share=facts.private_share,
+            private_board=[MoveOut.of(move) for move in snapshot.split.moves] if snapshot.split else None,
         )
