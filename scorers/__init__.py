@@ -1,11 +1,10 @@
 """Podium's scorer library: pure functions from gold and submission bytes to metrics.
 
 Nothing here knows HTTP, SQL or queues, so the same code scores on the server, in a worker and on
-a participant's laptop (``podium score``).
+a participant's laptop (``podium score``). Importing the package imports no scorer: the registry imports a
+scorer's module when the scorer is first asked for (``scorers.registry.BUILT_IN``).
 """
 
-from scorers import generic as _generic  # noqa: F401  (registers the generic scorers)
-from scorers import tasks as _tasks  # noqa: F401  (registers the seed scorers)
 from scorers.base import MetricSpec, OptionSpec, PublicIds, Scorer, ScoreReport, UnitStats
 from scorers.description import ScorerDescription
 from scorers.errors import (

@@ -2,46 +2,73 @@
 
 - ``offline``: files on this machine, no server (``score``, ``scorers``, ``baselines``);
 - ``admin``: the server and its database (``db``, ``user``, ``token``, ``competition``, ``demo``,
-  ``serve``, ``worker``);
+  ``serve``, ``worker``, ``storage``);
 - ``client``: a client of a running server over its JSON API (``submit``, ``leaderboard``,
   ``baseline run``).
 
 Every command that can fail on input prints one readable message on stderr and exits with code
 2 (``common``); no traceback reaches the user. Heavy imports (the web framework, the database)
-happen inside the commands that need them, so ``podium score`` starts quickly.
+happen inside the commands that need them, so ``podium score`` starts quickly. The Typer application (``app``) is
+built on first use: the console entry point runs a plain ``podium score`` command line without it
+(``app.cli.scoring``), since importing Typer takes about as long as starting Python.
 """
 
 from __future__ import annotations
 
-import typer
+import sys
+from typing import TYPE_CHECKING, Any
 
-from app.cli import admin, client, demo, offline
+if TYPE_CHECKING:
+    import typer
 
-app = typer.Typer(
-    name="podium",
-    help="Podium: a shared-task evaluation server.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
+    app: typer.Typer
 
-app.command("score")(offline.score_command)
-app.command("scorers")(offline.scorers_command)
-app.command("baselines")(offline.baselines_command)
 
-app.add_typer(admin.db_app, name="db")
-app.add_typer(admin.user_app, name="user")
-app.add_typer(admin.token_app, name="token")
-app.add_typer(admin.competition_app, name="competition")
-app.command("demo")(demo.demo_command)
-app.command("serve")(admin.serve_command)
-app.command("worker")(admin.worker_command)
+def _application() -> typer.Typer:
+    """The ``podium`` command as a Typer application, every command registered."""
+    import typer
 
-app.command("submit")(client.submit_command)
-app.command("leaderboard")(client.leaderboard_command)
-app.add_typer(client.baseline_app, name="baseline")
+    from app.cli import admin, client, demo, offline, storage
+
+    built = typer.Typer(
+        name="podium",
+        help="Podium: a shared-task evaluation server.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        add_completion=False,
+    )
+
+    built.command("score")(offline.score_command)
+    built.command("scorers")(offline.scorers_command)
+    built.command("baselines")(offline.baselines_command)
+
+    built.add_typer(admin.db_app, name="db")
+    built.add_typer(admin.user_app, name="user")
+    built.add_typer(admin.token_app, name="token")
+    built.add_typer(admin.competition_app, name="competition")
+    built.command("demo")(demo.demo_command)
+    built.command("serve")(admin.serve_command)
+    built.command("worker")(admin.worker_command)
+    built.add_typer(storage.storage_app, name="storage")
+
+    built.command("submit")(client.submit_command)
+    built.command("leaderboard")(client.leaderboard_command)
+    built.add_typer(client.baseline_app, name="baseline")
+    return built
+
+
+def __getattr__(name: str) -> Any:
+    """``app``, built on first use and kept."""
+    if name == "app":
+        built = globals()["app"] = _application()
+        return built
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
-    """Console entry point."""
-    app()
+    """Console entry point: a plain ``podium score`` runs without Typer; every other command line goes through it."""
+    if sys.argv[1:2] == ["score"]:
+        from app.cli.scoring import quick_score
+
+        quick_score(sys.argv[2:])  # exits, unless the command line is Typer's to read
+    __getattr__("app")()

@@ -1,74 +1,18 @@
 """Commands that work on files of this machine, without a server: ``podium score`` (a submission
-against a gold file, exactly as the server scores it), ``podium scorers`` and ``podium baselines``
-(the registries)."""
+against a gold file, exactly as the server scores it: ``app.cli.scoring``), ``podium scorers`` and
+``podium baselines`` (the registries)."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
-from app.cli.common import fail, read_file
-from app.cli.display import metric_text
-
-if TYPE_CHECKING:
-    from scorers import ScorerDescription
-
-
-def load_options(path: Path | None) -> dict[str, Any]:
-    """Scorer options from a JSON or YAML file (YAML is a superset of JSON)."""
-    if path is None:
-        return {}
-    import yaml
-
-    from codalab.bounded_yaml import load_bounded
-
-    text = read_file(path, "config file")
-    try:
-        data = load_bounded(text) if text.strip() else {}
-    except yaml.YAMLError as exc:
-        fail(f"the config file {path} is neither JSON nor YAML: {exc}")
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        fail(f"the config file {path} must hold a mapping of option names to values, not {type(data).__name__}")
-    return data
-
-
-def format_report(report: dict[str, Any], described: ScorerDescription) -> str:
-    """A readable report: the metrics with their meaning, then each breakdown as a table."""
-    meanings = {m.name: m.meaning for m in described.metrics}
-    formats = {m.name: m.format for m in described.metrics}
-    lines = [f"{report['scorer']} (version {report['version']})", ""]
-    width = max(len(name) for name in report["metrics"])
-    shown = {name: metric_text(value, formats.get(name, "number")) for name, value in report["metrics"].items()}
-    value_width = max(len(text) for text in shown.values())
-    for name in report["metrics"]:
-        mark = "*" if name == described.primary_metric else " "
-        lines.append(f"{mark} {name:<{width}}  {shown[name]:>{value_width}}  {meanings.get(name, '')}".rstrip())
-    lines.append("")
-    lines.append("* primary metric; fractions in percent (--json gives them in [0, 1])")
-    for dimension, rows in report["breakdown"].items():
-        if not rows:
-            continue
-        metric_names = list(next(iter(rows.values())).keys())
-        key_width = max(len(dimension), *(len(str(k)) for k in rows))
-        lines.append("")
-        lines.append(f"By {dimension}:")
-        widths = [max(8, len(m)) for m in metric_names]
-        columns = zip(metric_names, widths, strict=True)
-        header = f"  {dimension:<{key_width}}  " + "  ".join(f"{m:>{w}}" for m, w in columns)
-        lines.append(header)
-        for key, metrics in rows.items():
-            cells = "  ".join(
-                f"{metric_text(metrics.get(m), formats.get(m, 'number')):>{w}}"
-                for m, w in zip(metric_names, widths, strict=True)
-            )
-            lines.append(f"  {key!s:<{key_width}}  {cells}")
-    return "\n".join(lines)
+from app.cli.common import fail
+from app.cli.scoring import Refused, score
 
 
 def score_command(
@@ -79,41 +23,11 @@ def score_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ) -> None:
     """Score a submission against a gold file, offline, exactly as the server does."""
-    import gc
-
-    from scorers import OptionsError, ScorerError, get_scorer, unpack_submission
-    from scorers.io import gc_paused
-
-    options = load_options(config)
+    # The work is app.cli.scoring's, which the console entry point also runs without Typer (start-up).
     try:
-        instance = get_scorer(scorer, options)
-        gold_bytes = read_file(gold, "gold file")
-        submission_bytes = read_file(submission, "submission")
-        # One pause for all three steps: between separate pauses the collector would walk
-        # everything parsed so far (see gc_paused).
-        with gc_paused():
-            gold_data = instance.parse_gold(gold_bytes)
-            del gold_bytes  # the file's bytes are not held while the submission is read: a lower peak
-            content = submission_bytes if instance.raw_submission else unpack_submission(submission_bytes)[0]
-            del submission_bytes
-            parsed = instance.parse_submission(content, instance.public_view(gold_data))
-            del content
-            report = instance.compute(gold_data, parsed).to_dict()
-            # Everything parsed is alive until the command returns and holds no cycles, but the collector's
-            # first pass after the pause would walk all of it (young objects all) while the report is written.
-            # Frozen objects are left out of every pass; reference counting still frees them.
-            gc.freeze()
-    except OptionsError as exc:
-        fail(f"the options in {config}: {exc.located}" if config else exc.located)
-    except ScorerError as exc:
-        fail(str(exc))
-    try:
-        if as_json:
-            sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
-        else:
-            typer.echo(format_report(report, instance.described()))
-    finally:
-        gc.unfreeze()  # for callers in the same process (tests): back to the oldest generation, not walked now
+        score(scorer, gold, submission, config, as_json, typer.echo)
+    except Refused as exc:
+        fail(exc.message)
 
 
 def _echo_options(options: list[dict[str, Any]]) -> None:

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import io
-import lzma
 import posixpath
 import stat
-import zipfile
-import zlib
 
 from scorers.errors import InvalidSubmission, Problem
 
@@ -52,6 +49,11 @@ def unpack_submission(
     """
     if not is_zip(data):
         return data, None
+    # Imported for a zip only: most submissions are not zipped, and zipfile with its compressors is a good part of
+    # what ``podium score`` would otherwise import.
+    import lzma
+    import zipfile
+    import zlib
 
     def refuse(message: str) -> InvalidSubmission:
         return InvalidSubmission([Problem("zip archive", message)])

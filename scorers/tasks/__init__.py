@@ -1,9 +1,2 @@
-"""Format adapters of the seed tasks; importing this package registers their scorers."""
-
-import importlib
-import pkgutil
-
-# Each module registers its scorers with @register when imported. Importing by discovery lets
-# task modules be added without touching this file.
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
+"""Format adapters of the seed tasks. Each module registers its scorers with ``@register`` when it is imported;
+``scorers.registry.BUILT_IN`` names the module of each scorer, so that only the scorer used is imported."""

@@ -114,3 +114,35 @@ def test_top_ranked_follows_trec_evals_order() -> None:
     assert [docnos[i] for i in top_ranked(docnos, scores, 5)] == ["c", "b", "a", "B", "é"]
     assert [docnos[i] for i in top_ranked(docnos, scores, 2)] == ["c", "b"]
     assert top_ranked(docnos, scores, 10) == top_ranked(docnos, scores, 5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(allow_nan=False, allow_infinity=False),
+            st.sampled_from([0.5, 0.1 + 0.2, 0.3, 3.4028235e38, 3.4028236e38, 1e39, -1e39, 1e-46, -0.0, 0.0]),
+            st.integers(min_value=-(2**80), max_value=2**80),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    st.integers(min_value=1, max_value=25),
+)
+def test_the_plain_cut_of_a_small_run_is_numpy_s_cut(scores: list[float], keep: int) -> None:
+    # A small run is cut in plain Python (no numpy import), a large one with numpy: the same candidates, order and
+    # values, ties at the boundary and scores past the C float range included.
+    import scorers.families.ranking as ranking
+
+    candidates = {f"v{i}": score for i, score in enumerate(scores)}
+    saved = ranking._pruned
+    try:
+        ranking._pruned = 0
+        plain = ranking.prune(candidates, keep)
+        ranking._pruned = ranking.PLAIN_PRUNES
+        with np.errstate(over="ignore"):
+            with_numpy = ranking.prune(candidates, keep)
+    finally:
+        ranking._pruned = saved
+    assert list(plain.items()) == list(with_numpy.items())
+    assert [type(v) for v in plain.values()] == [type(v) for v in with_numpy.values()]
