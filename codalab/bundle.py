@@ -232,8 +232,8 @@ class Reader:
             return []
         return []
 
-    def program(self, value: Any, key: str) -> dict[str, Any] | None:
-        """The scoring program's entry, after checking its metadata names a command."""
+    def program(self, value: Any, key: str, what: str = "scoring program") -> dict[str, Any] | None:
+        """The scoring (or ingestion) program's entry, after checking its metadata names a command."""
         path = self.path(value, key)
         if path is None:
             return None
@@ -245,13 +245,13 @@ class Reader:
         try:
             with tempfile.TemporaryDirectory(prefix="podium-codalab-") as tmp:
                 data = pack_folder(path, max_bytes=MAX_FILE_BYTES) if path.is_dir() else path.read_bytes()
-                unpack(data, Path(tmp), max_bytes=MAX_FILE_BYTES, max_entries=100_000, what="scoring program")
+                unpack(data, Path(tmp), max_bytes=MAX_FILE_BYTES, max_entries=100_000, what=what)
                 root = program_root(Path(tmp))
                 read_command(root)
                 for warning in compile_warnings(root, f"{value}".rstrip("/")):
                     self.warn(f"{key}: {warning}")
         except (ArchiveProblem, ProgramProblem, OSError) as exc:
-            self.problem(key, str(exc))
+            self.problem(key, str(exc).replace("scoring program", what))
             return None
         return self.entry(path)
 

@@ -129,11 +129,10 @@ class V15Reader(Reader):
         gold = self.path(p.get("reference_data"), f"{where}.reference_data")
         program = self.program(p.get("scoring_program"), f"{where}.scoring_program")
         secret = [gold] if gold is not None else []
-        published = {
-            name: self.public(p[name], f"{where}.{name}", secret)
-            for name in ("starting_kit", "public_data", "input_data")
-            if p.get(name) is not None
-        }
+        ingestion = p.get("ingestion_program") is not None
+        # With an ingestion program, the input data is what it reads: hidden inputs, never published.
+        shown = ("starting_kit", "public_data") if ingestion else ("starting_kit", "public_data", "input_data")
+        published = {name: self.public(p[name], f"{where}.{name}", secret) for name in shown if p.get(name) is not None}
         public = [entry for entry in published.values() if entry is not None]
         kit = published.get("starting_kit")
         if kit is not None and (names := self.sample_results(self.folder / kit["path"])):
@@ -155,10 +154,13 @@ class V15Reader(Reader):
             "public_files": unique_names(public),
             "time_limit": self.limit(limit, f"{where}.execution_time_limit") or DEFAULT_TIME_LIMIT,
         }
-        if p.get("ingestion_program") is not None:
-            ingestion = self.path(p["ingestion_program"], f"{where}.ingestion_program")
-            if ingestion is not None:
-                out["ingestion_program"] = self.entry(ingestion)
+        if ingestion:
+            program_entry = self.program(p["ingestion_program"], f"{where}.ingestion_program", "ingestion program")
+            if program_entry is not None:
+                out["ingestion_program"] = program_entry
+            data = self.path(p["input_data"], f"{where}.input_data") if p.get("input_data") is not None else None
+            if data is not None:
+                out["input_data"] = self.entry(data)
         if gold is None or program is None:
             if p.get("reference_data") is None:
                 self.problem(f"{where}.reference_data", "a phase needs reference data for its scoring program")

@@ -52,7 +52,7 @@ class V2Reader(Reader):
             title = "Codabench competition"
         self.unmapped("", y, COMPETITION_KEYS)
         if y.get("solutions"):
-            self.warn("solutions: the sample solutions are code submissions, which Podium does not run; not imported")
+            self.warn("solutions: the sample solutions are not imported (submit them to the phases as code)")
         options = {"metrics": self.columns(), "image": y.get("docker_image") or DEFAULT_IMAGE[self.kind]}
         tasks = self.tasks(options)
         return self.result(
@@ -137,12 +137,15 @@ class V2Reader(Reader):
         gold = self.path(task.get("reference_data"), f"{where}.reference_data")
         program = self.program(task.get("scoring_program"), f"{where}.scoring_program")
         secret = [gold] if gold is not None else []
-        task_public = [("input_data", f"{where}.input_data", task.get("input_data"))]
         ingestion = task.get("ingestion_program")
-        ingestion_entry = None
+        ingestion_entry = data_entry = None
+        # With an ingestion program, the input data is what it reads: hidden inputs, never published.
+        task_public = [] if ingestion is not None else [("input_data", f"{where}.input_data", task.get("input_data"))]
         if ingestion is not None:
-            path = self.path(ingestion, f"{where}.ingestion_program")
-            ingestion_entry = self.entry(path) if path is not None else None
+            ingestion_entry = self.program(ingestion, f"{where}.ingestion_program", "ingestion program")
+            if task.get("input_data") is not None:
+                path = self.path(task["input_data"], f"{where}.input_data")
+                data_entry = self.entry(path) if path is not None else None
         out, taken = [], set()
         for i, p in listed:
             at = f"phases[{i}]"
@@ -173,6 +176,8 @@ class V2Reader(Reader):
             }
             if ingestion_entry is not None:
                 phase["ingestion_program"] = ingestion_entry
+                if data_entry is not None:
+                    phase["input_data"] = data_entry
             if gold is not None and program is not None:
                 out.append({**phase, "gold": self.entry(gold), "program": program})
         if task.get("reference_data") is None:

@@ -87,10 +87,7 @@ def test_the_codabench_bundle_imports_through_the_api_and_scores_as_its_program_
     created = create(server, people["olga"], reference_zip("competition_v2_multi_task.zip"))
     assert (created["slug"], created["format"]) == (V2, "codabench-2")
     warnings = {(w["key"], w["message"]) for w in created["warnings"]}
-    assert (
-        "solutions",
-        "the sample solutions are code submissions, which Podium does not run; not imported",
-    ) in warnings
+    assert ("solutions", "the sample solutions are not imported (submit them to the phases as code)") in warnings
     assert ("", "not imported (Podium has no equivalent): image") in warnings
     # Codabench approves participants by hand unless registration_auto_approve: so does Podium.
     assert server.post(f"/api/v1/competitions/{V2}/participation", headers=people["ada"]).status_code == 200
@@ -112,7 +109,8 @@ def test_the_codabench_bundle_imports_through_the_api_and_scores_as_its_program_
         "2020-06-15",
         True,
     )
-    assert [f["name"] for f in phase["files"]] == ["input_data.zip"]  # the reference data is not published
+    # The input data is the ingestion program's hidden input, and the reference data the scoring program's.
+    assert phase["files"] == []
 
     folder = bundle("competition_v2_multi_task.zip", tmp_path / "bundle")
     for task_slug, name, duration in (
@@ -127,7 +125,7 @@ def test_the_codabench_bundle_imports_through_the_api_and_scores_as_its_program_
         assert expected == {"accuracy": 1.0, "duration": duration}
 
     page = server.get(f"/c/{V2}/wheat-seed-first-task/{V2_PHASE}").text
-    assert "code submissions are not run yet" in page
+    assert "a zip of result files is scored as it is" in page
 
 
 def test_a_program_phase_writes_a_score_alike_on_the_board_the_organizers_table_and_the_command_line(
@@ -166,7 +164,7 @@ def test_a_program_phase_writes_a_score_alike_on_the_board_the_organizers_table_
     assert lines[1].split()[:3] == ["1", "0.825", "ada"]
 
 
-def _renamed_program(data: bytes) -> bytes:
+def renamed_program(data: bytes) -> bytes:
     """The CodaLab bundle with its phases naming scoring_program.zip (the folder they name fails in Python 3)."""
     source = zipfile.ZipFile(io.BytesIO(data))
     buffer = io.BytesIO()
@@ -219,7 +217,7 @@ def test_the_codalab_bundle_with_its_zipped_program_scores_as_by_hand(
     db: Database, server: TestClient, tmp_path: Path
 ) -> None:
     people = tokens(db)
-    created = create(server, people["olga"], _renamed_program(reference_zip("competition_15.zip")))
+    created = create(server, people["olga"], renamed_program(reference_zip("competition_15.zip")))
     assert created["format"] == "codalab-1.5"
     slug = created["slug"]
     folder = bundle("competition_15.zip", tmp_path / "bundle")

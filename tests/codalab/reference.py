@@ -87,6 +87,22 @@ def v15_result(folder: Path) -> bytes:
         return zip_files({p.name: p.read_bytes() for p in (work / "out").iterdir()})
 
 
+def v2_ingested_by_hand(folder: Path, task: str) -> bytes:
+    """What the Codabench bundle's ingestion program writes for the sample code submission (submission.zip), run
+    by hand as its metadata.yaml says (``ingestion.py input_data output program ingested_program``), zipped."""
+    python = legacy_runtime() / "bin" / "python"
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        code = require_shared("reference", "codabench", "submission.zip").read_bytes()
+        unpack(code, work / "code", max_bytes=1 << 20, max_entries=100)
+        (work / "out").mkdir()
+        program, data = folder / "ingestion_program", folder / task / "input_data"
+        args = [str(python), "ingestion.py", str(data), str(work / "out"), str(program), str(work / "code")]
+        done = subprocess.run(args, cwd=program, capture_output=True, check=False, timeout=300)
+        assert done.returncode == 0, done.stderr.decode()[-2000:]
+        return zip_files({p.name: p.read_bytes() for p in (work / "out").iterdir()})
+
+
 def by_hand(program: Path, reference: Path, result: bytes, runtime: Path) -> dict[str, float]:
     """What the program prints as scores when run by hand: the command in a folder laid out like CodaLab's."""
     with tempfile.TemporaryDirectory() as tmp:

@@ -48,12 +48,12 @@ def test_codalab_v15_bundle(tmp_path: Path) -> None:
     assert dev["gold"] == {"path": "evaluation_data.zip"}
     assert dev["program"] == {"path": "scoring_program", "name": "scoring_program.zip"}
     assert dev["ingestion_program"] == {"path": "ingestion_program.zip"}
-    # input_data is the reference data itself in this bundle: it is not published.
+    # The input data is what the ingestion program reads, never published (here it is the reference data itself).
+    assert dev["input_data"] == final["input_data"] == {"path": "evaluation_data.zip"}
     assert [f["path"] for f in dev["public_files"]] == ["starting_kit.zip", "training_data.zip"]
     assert final["public_files"] == []
     warnings = "\n".join(t.warnings)
     for expected in (
-        "phases.1.input_data: evaluation_data.zip is the same as the reference data, so it is not published",
         "admin_names",
         "color",
         "auto_migration",
@@ -86,8 +86,11 @@ def test_codabench_v2_bundle(tmp_path: Path) -> None:
         assert phase["title"] == "Single Phase with Multiple Task" and phase["starts_at"] == "2020-06-15T00:00Z"
         assert phase["ends_at"] is None and phase["time_limit"] == 600
         assert phase["gold"] == {"path": f"{folder}/reference_data", "name": "reference_data.zip"}
-        assert phase["public_files"] == [{"path": f"{folder}/input_data", "name": "input_data.zip"}]
-        assert phase["program"]["path"] == "scoring_program" and "ingestion_program" in phase
+        # The input data is the ingestion program's hidden input: not published.
+        assert phase["public_files"] == []
+        assert phase["input_data"] == {"path": f"{folder}/input_data", "name": "input_data.zip"}
+        assert phase["program"]["path"] == "scoring_program"
+        assert phase["ingestion_program"] == {"path": "ingestion_program", "name": "ingestion_program.zip"}
     assert any("solutions" in w for w in t.warnings) and any("image" in w for w in t.warnings)
 
 
@@ -147,6 +150,11 @@ def test_v2_dates_limits_columns_and_images(tmp_path: Path) -> None:
             "Codabench dataset key",
         ),
         (("scoring_program: prog", "scoring_program: ref"), "tasks[0].scoring_program", "no metadata file"),
+        (
+            ("scoring_program: prog}", "scoring_program: prog, ingestion_program: ref}"),
+            "tasks[0].ingestion_program",
+            "the ingestion program has no metadata file",
+        ),
         (("start: 2024-01-01T10:30:45+02:00", "start: soon"), "phases[0].start", "not a date"),
         (("sorting: asc", "sorting: up"), "leaderboards[0].columns[0]", "asc or desc"),
     ],

@@ -23,7 +23,7 @@ import yaml
 from app.services.bundles.loader import BUNDLE_FILE, load_bundle
 from app.services.bundles.spec import BundleError, CompetitionSpec
 from codalab.archives import ArchiveProblem, is_zip, pack_folder
-from codalab.bundle import MAX_FILE_BYTES, CodalabError, detect, read_yaml, translate
+from codalab.bundle import DEFAULT_TIME_LIMIT, MAX_FILE_BYTES, CodalabError, detect, read_yaml, translate
 from scorers.generic.program import pack_gold
 
 #: The key under which the staged bundle keeps its files.
@@ -90,22 +90,33 @@ class _Stage:
     def bundle(self, document: dict[str, Any]) -> Path:
         (self.into / STAGED).mkdir()
         for task in document.get("tasks", []):
+            image = (task.get("scorer_options") or {}).get("image")
             for phase in task.get("phases", []):
-                self.phase(phase)
+                self.phase(phase, image if isinstance(image, str) else None)
         file = self.into / BUNDLE_FILE
         text = yaml.dump(document, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True)
         file.write_text(text, encoding="utf-8")
         return file
 
-    def phase(self, phase: dict[str, Any]) -> None:
+    def phase(self, phase: dict[str, Any], image: str | None) -> None:
         program = self.zipped(phase.pop("program"))
         reference = self.zipped(phase["gold"])
         phase["gold"] = self.write("gold.zip", pack_gold(program, reference))
         phase["execution_time_limit"] = phase.pop("time_limit", None)
         # A program scores a submission as a whole: there are no units to resample for an interval.
         phase["intervals"] = False
-        if phase.pop("ingestion_program", None) is not None:
+        ingestion, data = phase.pop("ingestion_program", None), phase.pop("input_data", None)
+        if ingestion is not None:
+            # A code phase whose runs are the ingestion program's (app.services.code.ingestion): the same time
+            # limit as the scoring program (CodaLab and Codabench give each step the phase's limit) and runtime.
             phase["ingestion_program"] = True
+            inputs = [self.write("input_data.zip", self.zipped(data))] if data is not None else []
+            phase["code"] = {
+                "ingestion_program": self.write("ingestion_program.zip", self.zipped(ingestion)),
+                "inputs": inputs,
+                "time_limit_s": phase["execution_time_limit"] or DEFAULT_TIME_LIMIT,
+                **({"runtime": image} if image else {}),
+            }
         public = []
         for entry in phase.get("public_files", []):
             path = self.path(entry)

@@ -10,7 +10,12 @@ code:
   memory_mb: 4096                            # all the run's processes together; at most PODIUM_CODE_MAX_MEMORY_MB
   show_logs: false                           # the team reads its program's stdout and stderr
   starting_kit: starting-kit                 # a folder of the bundle: zipped, a public file and the sample
+  ingestion_program: {path: ingestion.zip}   # scorer: program only: a CodaLab/Codabench ingestion program
 ```
+
+With ``ingestion_program`` (what CodaLab and Codabench bundles are imported as), the team's zip is code that the
+ingestion program imports: the inputs are its input data (``/app/input_data``), ``command`` and ``output`` do
+not apply, and a zip of result files is scored as it is (``app.services.code.ingestion``).
 
 Each problem is reported under its key path (``tasks[0].phases[0].code.output``). The operator's caps are
 checked where the server puts the competition online (``CodeCaps.problems``, from ``catalog``), since only
@@ -24,13 +29,16 @@ from typing import Any, Protocol
 from app.services.bundles.checks import Keys, key_path, kind
 from app.services.bundles.files import FileFinder, FileProblem, check_file_name
 from app.services.bundles.spec import BundleFile
+from app.services.code.ingestion import program_problem, stored_inputs
 from app.services.code.inputs import inputs_zip
 from app.services.code.settings import DEFAULT_COMMAND, DEFAULT_MEMORY_MB, DEFAULT_TIME_S, CodeSettings
 from scorers import Scorer
 
 CODE_KEYS = (
     frozenset({"inputs"}),
-    frozenset(["command", "output", "runtime", "time_limit_s", "memory_mb", "show_logs", "starting_kit"]),
+    frozenset(
+        ["command", "output", "runtime", "time_limit_s", "memory_mb", "show_logs", "starting_kit", "ingestion_program"]
+    ),
 )
 #: The longest command and runtime name a bundle may give.
 MAX_COMMAND = 2000
@@ -104,6 +112,9 @@ def read_code(
         )
     runtime = reader.text(m, "runtime", path, optional=True, max_length=MAX_RUNTIME).strip() or None
     kit = _starting_kit(reader, m.get("starting_kit"), key_path(path, "starting_kit"))
+    ingestion = _ingestion_program(reader, m, key_path(path, "ingestion_program"), scorer)
+    if ingestion is not None:
+        inputs = list(stored_inputs(ingestion, inputs))
     settings = CodeSettings(
         command=command,
         output=output,
@@ -112,8 +123,29 @@ def read_code(
         memory_mb=reader.positive(m, "memory_mb", path) or DEFAULT_MEMORY_MB,
         show_logs=reader.flag(m, "show_logs", path),
         starting_kit=kit.name if kit is not None else None,
+        ingestion=ingestion is not None,
     )
     return settings, tuple(inputs), kit
+
+
+def _ingestion_program(
+    reader: Reader, m: dict[str, Any], path: str, scorer: Scorer[Any, Any, Any] | None
+) -> BundleFile | None:
+    """The ingestion program's zip, checked for a metadata file naming its command; None where there is none."""
+    if m.get("ingestion_program") is None:
+        return None
+    if scorer is not None and scorer.name != "program":
+        reader.add(path, "only a phase scored by a scoring program (scorer: program) runs an ingestion program")
+        return None
+    entry = reader.entry(m["ingestion_program"], path)
+    file = reader.file(entry, path) if entry is not None else None
+    if file is None:
+        return None
+    problem = program_problem(file.data)
+    if problem:
+        reader.add(path, problem)
+        return None
+    return file
 
 
 def _starting_kit(reader: Reader, folder: Any, path: str) -> BundleFile | None:

@@ -43,8 +43,8 @@ class PhaseSpec:
     #: The board shows confidence intervals and neighbour comparisons (``intervals: false`` turns them off).
     intervals: bool = True
     #: For the ``program`` scorer: the wall time of one run in seconds (None: 10 minutes), whether a team
-    #: reads the end of a failed run's stderr, and whether the phase had an ingestion program (code
-    #: submissions, which Podium does not run yet: its page says so).
+    #: reads the end of a failed run's stderr, and whether the phase had an ingestion program (its page says
+    #: so; ``code.ingestion`` runs it on code submissions).
     execution_time_limit: int | None = None
     show_program_stderr: bool = False
     ingestion_program: bool = False

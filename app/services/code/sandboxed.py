@@ -23,6 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.services.code import ingestion
 from app.services.code.settings import CodeSettings
 from codalab.archives import ArchiveProblem, pack_folder, unpack
 from codalab.program import PROGRAM_ENV, ProgramProblem, find_metadata, read_command
@@ -109,16 +110,20 @@ def run_code(program: bytes, inputs: bytes, code: CodeSettings, where: Isolation
         try:
             unpack(program, space / "program", what="program", **UNPACK)
             root = _root(space / "program")
-            command = _command(root, code)
+            # With an ingestion program, the team's zip is code that the ingestion program imports.
+            command = "" if code.ingestion else _command(root, code)
         except (ArchiveProblem, ProgramProblem) as exc:
             return CodeOutcome(None, failure=f"Your program could not be run: {exc}.")
+        binds = [
+            Bind(root, "/app/program"),
+            Bind(space / "input", "/input"),
+            Bind(space / "output", "/output", writable=True),
+        ]
+        if code.ingestion:
+            command, binds = ingestion.prepare(space, root)
         result = run(
             ["/bin/sh", "-c", command],
-            [
-                Bind(root, "/app/program"),
-                Bind(space / "input", "/input"),
-                Bind(space / "output", "/output", writable=True),
-            ],
+            binds,
             cwd="/app/program",
             logs=space / "logs",
             limits=limits,
@@ -127,7 +132,10 @@ def run_code(program: bytes, inputs: bytes, code: CodeSettings, where: Isolation
             isolation=where.isolation,
         )
         if not result.ok:
-            return CodeOutcome(result, failure=f"Your program failed: {result.describe()}.")
+            who = "The ingestion program failed on your code" if code.ingestion else "Your program failed"
+            return CodeOutcome(result, failure=f"{who}: {result.describe()}.")
+        if code.ingestion and (problem := ingestion.finish(space / "output", result)):
+            return CodeOutcome(result, failure=problem)
         taken = _predictions(space / "output", code, limits.output_bytes)
         if isinstance(taken, CodeOutcome):
             return CodeOutcome(result, failure=taken.failure)

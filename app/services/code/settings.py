@@ -30,9 +30,20 @@ class CodeSettings:
     show_logs: bool = False
     #: The name of the starting kit's zip among the phase's public files (``code.starting_kit``), its sample.
     starting_kit: str | None = None
+    #: A CodaLab or Codabench phase with an ingestion program (``code.ingestion_program``): the ingestion
+    #: program runs and imports the team's code (``app.services.code.ingestion``); a zip of result files is
+    #: scored as it is.
+    ingestion: bool = False
 
     def convention(self) -> str:
         """How the phase runs the zip a team uploads, in one sentence for its pages."""
+        if self.ingestion:
+            return (
+                "upload a zip of your code (the files the phase's ingestion program imports, e.g. model.py); "
+                "Podium runs the ingestion program with your code at /app/ingested_program and the input data at "
+                "/app/input_data, then the scoring program on what it writes in /app/output. A zip of result "
+                "files (no metadata file, no source files) is scored as it is"
+            )
         output = f"/output/{self.output}" if self.output else "what it writes in /output"
         return (
             f"upload a zip of your program; Podium unpacks it and runs `{self.command}` (a file `metadata` in the "

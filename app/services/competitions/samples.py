@@ -33,7 +33,7 @@ class Sample:
 def sample_submission(session: Session, cache: GoldCache, competition: str, task: str, phase: str) -> Sample:
     """The phase's sample file; ``NotFound`` saying why when its scorer cannot build one."""
     phase_row = get_phase(session, competition, task, phase)
-    if phase_row.code is not None:
+    if phase_row.code is not None and not CodeSettings.of(phase_row.code).ingestion:
         return _program(session, phase_row, CodeSettings.of(phase_row.code))
     gold = parsed_gold(session, gold_of(session, phase_row.id), cache)
     try:

@@ -180,6 +180,7 @@ def _plan(
     gold_sha = session.scalar(select(Blob.sha256).where(Blob.id == phase.gold_blob_id))
     assert gold_sha is not None
     key = gold_key(phase.id, gold_sha, task.scorer, task.scorer_options)
+    code = code_runs.runs_as_code(phase, upload.data)
     return _Plan(
         user_id=user.id,
         phase_id=phase.id,
@@ -187,10 +188,8 @@ def _plan(
         competition_id=task.competition_id,
         gold_blob_id=phase.gold_blob_id,
         gold_key=key,
-        gold_bytes=None
-        if key in gold_cache or code_runs.is_code_phase(phase)
-        else read_blob(session, phase.gold_blob_id),
-        code=code_runs.is_code_phase(phase),
+        gold_bytes=None if key in gold_cache or code else read_blob(session, phase.gold_blob_id),
+        code=code,
     )
 
 

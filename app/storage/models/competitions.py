@@ -132,7 +132,7 @@ class Phase(Base):
     #: and whether a team reads the end of the program's stderr when its submission failed.
     execution_time_limit: Mapped[int | None]
     show_program_stderr: Mapped[bool] = mapped_column(default=False, server_default=false())
-    #: The imported phase had an ingestion program (code submissions), which Podium does not run yet.
+    #: The imported phase had an ingestion program, which runs its code submissions (``code``, ``ingestion``).
     ingestion_program: Mapped[bool] = mapped_column(default=False, server_default=false())
     #: A code phase (``code:`` in the bundle) takes programs, run on its hidden inputs: how to run them
     #: (``app.services.code.settings.CodeSettings`` as a mapping), and the inputs, one zip, mounted at /input.

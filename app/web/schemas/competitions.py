@@ -88,8 +88,8 @@ class PhaseOut(BaseModel):
     )
     ingestion_program: bool = Field(
         False,
-        description="imported with an ingestion program: the phase accepts result submissions; "
-        "code submissions are not run yet",
+        description="imported with an ingestion program: code submissions run through it, then through the "
+        "scoring program; a zip of result files is scored as it is",
     )
     files: list[FileOut] = []
     format_notes: list[str] = Field(
