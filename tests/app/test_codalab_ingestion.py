@@ -28,6 +28,7 @@ from app.services.bundles.spec import BundleError
 from app.storage.blobs import read_blob
 from app.storage.db import Database
 from app.storage.models import CodeRun, Submission
+from codalab.program import TEAM_FAILURE
 from tests.app.test_codalab_bundles import V2, V2_PHASE, create, reference_zip, renamed_program, submit, tokens
 from tests.app.test_code_runs import EXAMPLE
 from tests.app.web.browser import serving
@@ -226,3 +227,17 @@ def test_an_ingestion_program_is_refused_where_no_scoring_program_scores(tmp_pat
         "tasks[0].phases[0].code.ingestion_program",
         "only a phase scored by a scoring program (scorer: program) runs an ingestion program",
     ) in refused.value.problems
+
+
+def test_the_codalab_bundle_as_it_is_runs_the_code_then_fails_scoring_as_its_program_does_by_hand(
+    db: Database, server: TestClient
+) -> None:
+    """The phases name the scoring program folder whose score.py Python 3 refuses (TabError), by hand too."""
+    people = tokens(db)
+    created = create(server, people["olga"], reference_zip("competition_15.zip"))
+    url = f"/api/v1/competitions/{created['slug']}/tasks/{created['slug']}/phases/final-phase"
+    failed = submit(server, people["ada"], url, reference_zip("submission_15.zip"))
+    assert (failed["status"], failed["message"]) == ("failed", TEAM_FAILURE)
+    assert (failed["code_run"]["status"], failed["code_run"]["stage"]) == ("succeeded", "failed")
+    organizer = server.get(f"/api/v1/submissions/{failed['id']}", headers=people["olga"]).json()
+    assert "TabError" in organizer["organizer"]["program_run"]["stderr"]
