@@ -7,13 +7,13 @@ two languages, SciER and FAMuS documents, FAMuS instances) with varied values, t
   BCa, the default, jackknife included), through the scorer's vectorized hook; and the same replicates
   through the generic fallback (``aggregate`` on each replicate's repeated units, percentile only), which is
   what a scorer without the hook costs;
-* per page: the neighbour comparisons of a board of ``--entries`` systems (paired approximate
-  randomization with ``--trials`` trials per pair, Holm, tied groups), all pairs computed (a cold board),
+* per page: the neighbour comparisons of a board of ``--entries`` systems (paired bootstrap test of equal
+  means with ``--trials`` replicates per pair, Holm, tied groups), all pairs computed (a cold board),
   and the two pairs a newly ranked entry adds when the others are remembered.
 
 Times are medians of ``--repeat`` runs in this process: wall seconds, and the process's CPU seconds.
 
-    .venv/bin/python bench/uncertainty_bench.py [--units 3000] [--replicates 1000] [--entries 30] [--write-results]
+    .venv/bin/python bench/uncertainty_bench.py [--units 3000] [--replicates 4000] [--entries 30] [--write-results]
 """
 
 from __future__ import annotations
@@ -181,8 +181,8 @@ def write_results(lines: list[str], args: argparse.Namespace, command: str, load
             "```",
             "",
             f"{args.replicates:,} bootstrap replicates per interval (expanded BCa with its jackknife; the fallback "
-            f"loop computes a percentile interval, without jackknife), {args.trials:,} permutation trials per "
-            f"compared pair; medians of {args.repeat} runs in one process, wall seconds and, in brackets, CPU "
+            f"loop computes a percentile interval, without jackknife), {args.trials:,} paired bootstrap replicates "
+            f"per compared pair; medians of {args.repeat} runs in one process, wall seconds and, in brackets, CPU "
             "seconds of the process (what the work costs on an idle core; numpy's BLAS may use both cores).",
             "",
             *lines,
@@ -202,9 +202,9 @@ def write_results(lines: list[str], args: argparse.Namespace, command: str, load
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--units", type=int, default=3000)
-    parser.add_argument("--replicates", type=int, default=1000)
+    parser.add_argument("--replicates", type=int, default=4000)
     parser.add_argument("--entries", type=int, default=30)
-    parser.add_argument("--trials", type=int, default=10_000)
+    parser.add_argument("--trials", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--scorers", type=lambda s: s.split(","), default=list(SCORERS))
     parser.add_argument("--no-fallback", dest="fallback", action="store_false", help="skip the slow generic loop")

@@ -18,15 +18,31 @@ strata that vary and the t has n minus the number of strata degrees of freedom. 
 micro F1: nominal 95% intervals covered 93% of the time at 6 documents, 94% at 10 and 94-95% at 30 with
 this method, against 85-87%, 89-90% and 92-94% for plain percentile intervals.
 
+Small strata (a language with one or three documents among thirty) are widened by the pooled within-stratum
+variance (``leaderboard.strata``); an interval where that cannot be done says so (``small_strata_unreliable``).
+
 Flags: an interval over fewer than ``FEW_UNITS`` units, and a zero-width one (one unit, identical units,
-a perfect score on every unit), are marked so that a page can say the interval says little.
+a perfect score on every unit), are marked so that a page can say the interval says little. An interval over
+``TOO_FEW`` units or fewer is *rough*: measured by simulation, such intervals hold the true value 80-90% of the
+time, not 95% (``bench/coverage_bench.py``), and pages label them so. A zero-width interval is no 95% interval
+at all: every resample scored the same, and pages say that instead of showing ``[est, est]``.
+
+Monte Carlo precision: ``mc_error`` is the standard error of the endpoints that comes from drawing a finite
+number of replicates (the order-statistic estimate: half the distance between the replicate quantiles one
+binomial standard error either side of the endpoint's level). Pages show the endpoints with no more decimals
+than it supports (``endpoint_decimals``).
+
+Selection: an entrant's interval under ``selection: best`` is of the best of its k submissions on the same
+units, which is biased upward (the winner's curse). ``for_selection`` widens it to the Bonferroni level
+``1 - (1 - level) / k``: the k submissions' intervals then hold their true values together with probability at
+least ``level``, so the one the selection picked does too (simultaneous intervals cover after selection).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -41,6 +57,7 @@ from leaderboard.resampling import (
     bootstrap_counts,
     jackknife,
 )
+from leaderboard.strata import pooling
 
 METHODS = ("bca-expanded", "bca", "percentile-expanded", "percentile")
 DEFAULT_METHOD = "bca-expanded"
@@ -50,6 +67,8 @@ FEW_UNITS = 20
 MAX_UNDEFINED_SHARE = 0.5
 #: Replicate spreads below this are float noise: the interval has zero width.
 ZERO_WIDTH = 1e-12
+#: At this many units or fewer an interval is rough (well below its nominal coverage) and no pair is compared.
+TOO_FEW = 5
 
 
 @dataclass(frozen=True)
@@ -67,10 +86,24 @@ class Interval:
     replicates: int
     #: Replicates on which the metric was undefined (left out of the interval).
     undefined: int
+    #: Strata of fewer than ``strata.MIN_STRATUM`` units, and whether the interval was widened for them
+    #: (``pooled``) or could not be (``small_strata_unreliable``).
+    small_strata: int = 0
+    pooled: bool = False
+    strata_unreliable: bool = False
+    #: Monte Carlo standard error of the endpoints (None: not measured, as in intervals stored earlier).
+    mc_error: float | None = None
+    #: The interval was widened for the selection of the best of this many submissions (1: no selection).
+    selected_from: int = 1
 
     @property
     def few_units(self) -> bool:
         return self.units < FEW_UNITS
+
+    @property
+    def too_few(self) -> bool:
+        """So few units that the interval is rough: its coverage is well below its level."""
+        return self.units <= TOO_FEW
 
     @property
     def zero_width(self) -> bool:
@@ -78,17 +111,54 @@ class Interval:
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """Caveats: ``undefined`` (no interval), ``few_units``, ``zero_width``, ``undefined_replicates``."""
+        """Caveats: ``undefined`` (no interval), ``few_units``, ``too_few_units``, ``zero_width``,
+        ``undefined_replicates``, ``small_strata`` (widened), ``small_strata_unreliable``, ``selected``."""
         out = []
         if self.low is None:
             out.append("undefined")
         if self.few_units:
             out.append("few_units")
+        if self.too_few:
+            out.append("too_few_units")
         if self.zero_width:
             out.append("zero_width")
         if self.undefined:
             out.append("undefined_replicates")
+        if self.small_strata and self.pooled:
+            out.append("small_strata")
+        if self.strata_unreliable:
+            out.append("small_strata_unreliable")
+        if self.selected_from > 1:
+            out.append("selected")
         return tuple(out)
+
+    @property
+    def reliable(self) -> bool:
+        """The interval is what its level says (up to the documented approximations)."""
+        return self.low is not None and not (self.too_few or self.zero_width or self.strata_unreliable)
+
+    @property
+    def label(self) -> str:
+        """What the interval is, in words, for pages: its level, or why it is not one."""
+        level = f"{round(self.level * 100)}%"
+        if self.low is None:
+            return "no interval: the metric is undefined on too many resamples"
+        if self.zero_width:
+            return f"zero width: every resample of the {self.units} units scored the same; no {level} interval"
+        parts = []
+        if self.too_few:
+            parts.append(f"rough: from {self.units} units, such intervals hold the true score less often than {level}")
+        else:
+            parts.append(f"{level} interval")
+        if self.small_strata and self.pooled:
+            parts.append("widened for small strata (pooled within-stratum spread)")
+        if self.strata_unreliable:
+            parts.append(
+                "a stratum too small to estimate its spread (one unit, or none larger to pool from): unreliable"
+            )
+        if self.selected_from > 1:
+            parts.append(f"widened for the choice of the best of {self.selected_from} submissions")
+        return "; ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data; ``from_dict`` reads it back."""
@@ -102,6 +172,11 @@ class Interval:
             "strata": self.strata,
             "replicates": self.replicates,
             "undefined": self.undefined,
+            "small_strata": self.small_strata,
+            "pooled": self.pooled,
+            "strata_unreliable": self.strata_unreliable,
+            "mc_error": self.mc_error,
+            "selected_from": self.selected_from,
         }
 
     @classmethod
@@ -116,6 +191,11 @@ class Interval:
             strata=int(data["strata"]),
             replicates=int(data["replicates"]),
             undefined=int(data["undefined"]),
+            small_strata=int(data.get("small_strata", 0)),
+            pooled=bool(data.get("pooled", False)),
+            strata_unreliable=bool(data.get("strata_unreliable", False)),
+            mc_error=_optional(data.get("mc_error")),
+            selected_from=int(data.get("selected_from", 1)),
         )
 
 
@@ -148,14 +228,18 @@ def bootstrap_interval(
     return interval_of(statistic, values, level=level, method=method)
 
 
-def interval_of(statistic: Statistic, values: Array, *, level: float, method: str) -> Interval:
-    """The interval from the metric's bootstrap ``values`` (NaN: undefined replicates)."""
+def interval_of(statistic: Statistic, values: Array, *, level: float, method: str, pool_small: bool = True) -> Interval:
+    """The interval from the metric's bootstrap ``values`` (NaN: undefined replicates); ``pool_small=False`` leaves
+    small strata as the bootstrap sees them (the method before pooling, kept for ``bench/coverage_bench.py``)."""
     estimate = statistic.estimate()
-    defined = values[~np.isnan(values)]
+    defined = np.sort(values[~np.isnan(values)])
     undefined = len(values) - len(defined)
     varying = [len(p) for p in statistic.strata if len(p) > 1]
+    expanded = method.endswith("-expanded")
+    left_out = jackknife(statistic) if method.startswith("bca") or (expanded and len(statistic.strata) > 1) else None
+    pool = pooling(left_out, statistic.strata) if pool_small and expanded and left_out is not None else None
 
-    def result(low: float | None, high: float | None) -> Interval:
+    def result(low: float | None, high: float | None, mc_error: float | None = None) -> Interval:
         return Interval(
             None if math.isnan(estimate) else estimate,
             low,
@@ -166,24 +250,74 @@ def interval_of(statistic: Statistic, values: Array, *, level: float, method: st
             len(statistic.strata),
             len(values),
             undefined,
+            small_strata=pool.small if pool else 0,
+            pooled=bool(pool and pool.applies),
+            strata_unreliable=bool(pool and pool.unreliable),
+            mc_error=mc_error,
         )
 
     if math.isnan(estimate) or len(defined) == 0 or undefined > MAX_UNDEFINED_SHARE * len(values):
         return result(None, None)
     if float(defined.max() - defined.min()) <= ZERO_WIDTH * max(1.0, abs(estimate)):
-        return result(estimate, estimate)
+        return result(estimate, estimate, 0.0)
     tail = (1 - level) / 2
     z = float(ndtri(1 - tail))
-    if method.endswith("-expanded") and varying:
+    factor = 1.0
+    if pool is not None and pool.applies:
+        # The pooled share of the small strata, and Student's quantile with the pooled degrees of freedom
+        # (the factor already holds the (n - 1) / n the expansion would correct).
+        from scipy.stats import t as student_t
+
+        z, factor = float(student_t.ppf(1 - tail, pool.df)), pool.factor
+    elif expanded and varying:
         z = expanded_quantile(tail, varying)
-    if method.startswith("bca"):
+    if method.startswith("bca") and left_out is not None:
         bias = _bias(defined, estimate)
-        acceleration = _acceleration(jackknife(statistic), statistic)
+        acceleration = _acceleration(left_out, statistic)
         lows, highs = _bca_level(bias, acceleration, -z), _bca_level(bias, acceleration, z)
     else:
         lows, highs = float(ndtr(-z)), float(ndtr(z))
-    low, high = np.quantile(defined, [lows, highs])
-    return result(float(low), float(high))
+    low, high = (float(v) for v in np.quantile(defined, [lows, highs]))
+    error = max(_endpoint_error(defined, lows), _endpoint_error(defined, highs))
+    if factor != 1.0:
+        low, high = estimate - factor * (estimate - low), estimate + factor * (high - estimate)
+    return result(low, high, factor * error)
+
+
+def _endpoint_error(values: Array, share: float) -> float:
+    """Monte Carlo standard error of the ``share`` quantile of sorted ``values``: half the spread of the quantiles
+    one binomial standard error either side (the order-statistic estimate)."""
+    step = math.sqrt(max(share * (1 - share), 0.25 / len(values)) / len(values))
+    below, above = np.quantile(values, [max(0.0, share - step), min(1.0, share + step)])
+    return float(above - below) / 2
+
+
+def endpoint_decimals(mc_error: float | None, *, scale: float = 100.0, most: int = 2) -> int:
+    """Decimals to show an interval's endpoints with, in units of ``scale`` (100: percent): as many as ``most``,
+    no more than half a unit of the last one covers the Monte Carlo error."""
+    if mc_error is None:
+        return most
+    decimals = most
+    while decimals > 0 and mc_error * scale > 0.5 * 10.0**-decimals:
+        decimals -= 1
+    return decimals
+
+
+def for_selection(interval: Interval, chosen_from: int) -> Interval:
+    """The interval of a submission picked as the best of ``chosen_from`` on the same units: its half-widths widened
+    from the level's quantile to the Bonferroni level's, ``z(1 - tail / k) / z(1 - tail)`` (normal quantiles)."""
+    if chosen_from <= 1 or interval.low is None or interval.high is None or interval.estimate is None:
+        return interval
+    tail = (1 - interval.level) / 2
+    factor = float(ndtri(1 - tail / chosen_from) / ndtri(1 - tail))
+    estimate = interval.estimate
+    return replace(
+        interval,
+        low=estimate - factor * (estimate - interval.low),
+        high=estimate + factor * (interval.high - estimate),
+        mc_error=None if interval.mc_error is None else factor * interval.mc_error,
+        selected_from=chosen_from,
+    )
 
 
 def expanded_quantile(tail: float, strata_sizes: list[int]) -> float:

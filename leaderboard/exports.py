@@ -28,7 +28,18 @@ if TYPE_CHECKING:
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\n")
 ENTRY_FIELDS = ("rank", "team", "system", "submitted_at", "baseline")
 #: The columns a board with uncertainty adds after the metrics (the interval is of the primary metric).
-INTERVAL_FIELDS = ("low", "high", "level", "method", "units", "few_units", "zero_width")
+INTERVAL_FIELDS = (
+    "low",
+    "high",
+    "level",
+    "method",
+    "units",
+    "few_units",
+    "zero_width",
+    "too_few_units",
+    "reliable",
+    "label",
+)
 UNCERTAINTY_FIELDS = (*(f"interval_{f}" for f in INTERVAL_FIELDS), "tied_group")
 
 Breakdown = Mapping[str, Mapping[str, Mapping[str, Any]]]

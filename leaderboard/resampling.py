@@ -4,8 +4,8 @@ A unit is what a scorer's ``unit_stats`` returns one mapping for (a document, or
 (language, document) group); the stored ``ScoreReport.units`` are enough, so intervals and comparisons
 never need the files again. A replicate is a weighting of the units, ``weights[r, i]`` being how often unit
 ``i`` counts in replicate ``r``: a bootstrap resample (counts drawn with replacement, within each stratum
-the scorer declares), a jackknife leave-one-out (one count set to 0), or a system of a paired permutation
-test (each unit taken from one system or the other).
+the scorer declares), or a jackknife leave-one-out (one count set to 0); a paired test gives two systems the
+same bootstrap counts.
 
 ``Statistic`` evaluates a metric on a weight matrix through the scorer's own aggregation: the scorer's
 ``weighted_metric`` hook (matrix products, ``scorers.families.weighted``) when it has one, else a loop
@@ -38,8 +38,8 @@ UnitStats = Mapping[str, Any]
 
 #: Seed of callers that give none (the app derives one per phase with ``seed_for``).
 DEFAULT_SEED = 20240501
-#: Separate random streams of one seed: bootstrap counts and permutation swaps never share draws.
-BOOTSTRAP_STREAM, PERMUTATION_STREAM = 1, 2
+#: The random stream of bootstrap counts within a seed (other draws of a seed would take other numbers).
+BOOTSTRAP_STREAM = 1
 #: Weight cells evaluated at once (16 MB of float64): bounds memory at any number of units.
 CHUNK_CELLS = 1 << 21
 
@@ -164,13 +164,6 @@ def bootstrap_counts(strata: Sequence[NDArray[np.intp]], replicates: int, seed: 
         per_row = np.bincount((drawn + offsets * m).ravel(), minlength=replicates * m).reshape(replicates, m)
         counts[:, positions] = per_row
     return counts
-
-
-def swap_masks(units: int, trials: int, seed: int) -> NDArray[np.bool_]:
-    """(trials x units) fair coin flips: where True, a permutation trial swaps the unit between two systems."""
-    # Random bytes unpacked into bits: an eighth of the draws of one number per flip.
-    data = np.random.default_rng([seed, PERMUTATION_STREAM]).integers(0, 256, (trials, -(-units // 8)), np.uint8)
-    return np.unpackbits(data, axis=1, count=units).astype(np.bool_)
 
 
 def jackknife(statistic: Statistic) -> Array:

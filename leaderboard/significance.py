@@ -1,26 +1,33 @@
 """Paired comparisons between neighbours on a board, and the groups of systems the data cannot tell apart.
 
-The test is paired approximate randomization (Noreen 1989; Riezler & Maxwell 2005), on the units both
-systems were scored on: under the null hypothesis that the two systems are exchangeable, each unit's
-statistics may belong to either, so each trial swaps every unit between them with probability 1/2 and
-recomputes the metric of both through the scorer's aggregation (micro sums, nested means); the p-value
-is the share of trials whose difference is at least as large as the observed one, two-sided, counting
-the observed assignment ((1 + hits) / (1 + trials)). Swapping keeps every unit, and so every stratum, in
-place. Two identical systems differ by 0 in every trial, so their p-value is 1.
+The test is a paired bootstrap test of equal means, on the units both systems were scored on: each replicate
+draws the units with replacement (within the scorer's strata, ``leaderboard.resampling``) and gives both
+systems the same draw, and the spread of the replicates' differences is the standard error of the observed
+difference (a - b). The p-value is Student's two-sided, for that difference over its standard error, with the
+small-sample correction of the intervals (``leaderboard.bootstrap``): the standard error times sqrt(n / (n - 1))
+and n minus the number of strata degrees of freedom, or, with small strata, the pooled within-stratum spread
+of ``leaderboard.strata``. On a difference of means it is the paired t-test (the tests check it against
+``scipy.stats.ttest_rel``). It tests what a board claims, that one mean is higher than another, and only
+that: unlike a randomization test (Noreen 1989), which this replaced, it does not assume the two systems
+exchangeable, so a system with the same mean and noisier scores is not called different more often than the
+level allows (``bench/coverage_bench.py`` measures it). Two identical systems differ by 0: p-value 1.
+
+With ``TOO_FEW`` units or fewer (five documents) no comparison is made: no test can tell systems apart on so
+little, and a board must say "too few to compare", not "tied" (``PairedTest.p_value`` is None then).
 
 Between the k-1 neighbour pairs of a board of k, the p-values are corrected with Holm's step-down method
-(Holm 1979), which holds the chance of any false "significantly better" on the board at 1 - level. Trials
-are enough for the smallest corrected p-value to reach the threshold (``trials_for``).
+(Holm 1979), which holds the chance of any false "significantly better" on the board at 1 - level.
 
 Groups, as the WMT findings papers cluster systems: a boundary is drawn below rank k when k is
 significantly better than k+1; the runs between boundaries are the groups of statistically tied systems.
 Only neighbours are tested, so a system may still differ significantly from one two places below it in
 its group. A pair that cannot be compared (a system without unit statistics, different units, an
-undefined metric) draws no conclusion and also draws a boundary: the board cannot claim them tied.
+undefined metric, too few units) draws no conclusion and also draws a boundary: the board cannot claim them
+tied.
 
-Hand-written rather than ``scipy.stats.permutation_test``: its statistic would receive arrays, not the
-scorer's unit statistics, and it cannot set aside trials on which the metric is undefined; the test
-suite checks that both give the same p-values on a difference of means.
+Hand-written rather than ``scipy.stats.bootstrap``: its statistic would receive arrays, not the scorer's unit
+statistics; it cannot keep strata, give two systems the same draws, or set aside replicates on which the
+metric is undefined.
 """
 
 from __future__ import annotations
@@ -34,34 +41,42 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from leaderboard.bootstrap import check_level
-from leaderboard.resampling import DEFAULT_SEED, Resamplable, Statistic, UnitStats, chunks, swap_masks
+from leaderboard.bootstrap import TOO_FEW, check_level
+from leaderboard.resampling import DEFAULT_SEED, Resamplable, Statistic, UnitStats, bootstrap_counts, chunks
+from leaderboard.strata import pooling
 
 K = TypeVar("K", bound=Hashable)
 
-METHOD = "paired approximate randomization, Holm-corrected"
-#: Fewest trials of a permutation test.
-MIN_TRIALS = 1000
+METHOD = "paired bootstrap test of equal means, Holm-corrected"
+#: Bootstrap replicates of a paired test by default: the standard error within about 1.6% of its value.
+REPLICATES = 2000
 #: Differences below this are float noise: the systems score the same.
 SAME = 1e-12
 
 
 @dataclass(frozen=True)
 class PairedTest:
-    """One paired permutation test: the observed difference (a - b) and its two-sided p-value."""
+    """One paired test: the observed difference (a - b) and its two-sided p-value (None: too few units)."""
 
     difference: float
-    p_value: float
+    p_value: float | None
     trials: int
-    #: Trials on which the metric was undefined for a system (left out).
+    #: Replicates on which the metric was undefined for a system (left out).
     undefined: int
+    units: int = 0
+
+    @property
+    def too_few(self) -> bool:
+        return self.p_value is None
 
 
 @dataclass(frozen=True)
 class Comparison(Generic[K]):
     """Is ``better`` (rank k) significantly better than ``worse`` (rank k+1)? ``p_value`` is Holm-corrected.
 
-    ``p_value`` and ``p_raw`` are None when the pair could not be compared (see the module docstring).
+    ``p_value`` and ``p_raw`` are None when the pair could not be compared (see the module docstring);
+    ``too_few`` says why when the reason is that the units are too few. ``selected_from`` is how many
+    submissions the upper entry was the best of (its raw p-value is multiplied by it, ``board_uncertainty``).
     """
 
     better: K
@@ -72,6 +87,8 @@ class Comparison(Generic[K]):
     significant: bool
     trials: int
     method: str = METHOD
+    too_few: bool = False
+    selected_from: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,13 +96,9 @@ class Comparison(Generic[K]):
             "worse": self.worse,
             "p_value": self.p_value,
             "significant": self.significant,
+            "too_few_units": self.too_few,
             "method": self.method,
         }
-
-
-def trials_for(comparisons: int, level: float = 0.95) -> int:
-    """Trials enough for Holm's smallest corrected p-value, at least m / (trials + 1), to reach 1 - level."""
-    return max(MIN_TRIALS, math.ceil(4 * max(1, comparisons) / (1 - level)))
 
 
 def paired_test(
@@ -94,10 +107,10 @@ def paired_test(
     units_b: Mapping[str, UnitStats],
     metric: str,
     *,
-    trials: int = MIN_TRIALS,
+    trials: int = REPLICATES,
     seed: int = DEFAULT_SEED,
 ) -> PairedTest | None:
-    """Approximate randomization of ``metric`` between two systems; None unless they share their units."""
+    """The paired bootstrap test of ``metric`` between two systems; None unless they share their units."""
     return paired_tests(scorer, [(units_a, units_b)], metric, trials=trials, seed=seed)[0]
 
 
@@ -107,10 +120,43 @@ class _Pair:
 
     statistic: Statistic
     difference: float
+    #: Positions (among the n shared units) of each stratum, from a's units.
+    strata: tuple[NDArray[np.intp], ...]
 
     @property
     def size(self) -> int:
         return self.statistic.size // 2
+
+    def differences(self, weights: NDArray[Any]) -> NDArray[np.float64]:
+        """a's metric minus b's, each unit weighted alike in both, per row of ``weights`` (replicates x n)."""
+        n = self.size
+        out = np.empty(len(weights))
+        weighted = self.statistic.weighted
+        for rows in chunks(len(weights), 2 * n):
+            part = np.asarray(weights[rows], dtype=np.float64)
+            if weighted is not None:
+                columns = weighted.columns
+                out[rows] = self.statistic.finish(part @ columns[:n]) - self.statistic.finish(part @ columns[n:])
+            else:
+                none = np.zeros_like(part)
+                out[rows] = self.statistic(np.hstack([part, none])) - self.statistic(np.hstack([none, part]))
+        return out
+
+    def left_out(self) -> NDArray[np.float64]:
+        """The difference with each unit left out of both systems (NaN for units alone in their stratum)."""
+        n = self.size
+        out = np.full(n, np.nan)
+        movable = np.concatenate([p for p in self.strata if len(p) > 1] or [np.zeros(0, dtype=np.intp)])
+        weighted = self.statistic.weighted
+        if weighted is not None:  # linear sums: leaving unit i out subtracts its row from each system's total
+            a, b = weighted.columns[:n], weighted.columns[n:]
+            finish = self.statistic.finish
+            out[movable] = finish(a.sum(axis=0) - a[movable]) - finish(b.sum(axis=0) - b[movable])
+            return out
+        weights = np.ones((len(movable), n))
+        weights[np.arange(len(movable)), movable] = 0.0
+        out[movable] = self.differences(weights)
+        return out
 
 
 def _pair(
@@ -129,7 +175,13 @@ def _pair(
             difference = float(observed[0] - observed[1])
     except (OverflowError, FloatingPointError):
         return None
-    return _Pair(statistic, difference) if math.isfinite(difference) else None
+    if not math.isfinite(difference):
+        return None
+    groups: dict[Hashable, list[int]] = {}
+    for position, unit_id in enumerate(ids):
+        groups.setdefault(scorer.stratum(units_a[unit_id]), []).append(position)
+    strata = tuple(np.asarray(groups[key], dtype=np.intp) for key in sorted(groups, key=repr))
+    return _Pair(statistic, difference, strata)
 
 
 def paired_tests(
@@ -137,71 +189,53 @@ def paired_tests(
     pairs: Sequence[tuple[Mapping[str, UnitStats] | None, Mapping[str, UnitStats] | None]],
     metric: str,
     *,
-    trials: int = MIN_TRIALS,
+    trials: int = REPLICATES,
     seed: int = DEFAULT_SEED,
 ) -> list[PairedTest | None]:
-    """``paired_test`` of each pair (None where a pair cannot be compared), with shared coin flips.
-
-    Pairs of vectorized systems over the same number of units go through one matrix product per chunk of
-    trials: the coin flips times every pair's (b - a) rows side by side, which costs far less than one
-    product per pair because the flips are read once.
-    """
-    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-        raise ValueError(f"trials must be a positive integer, not {trials!r}")
-    prepared = [_pair(scorer, a, b, metric) for a, b in pairs]
-    found = {i: p for i, p in enumerate(prepared) if p is not None}
-    differences: dict[int, NDArray[np.float64]] = {}
-    for size in sorted({p.size for p in found.values()}):
-        masks = swap_masks(size, trials, seed)
-        batch = {i: p for i, p in found.items() if p.size == size}
-        with np.errstate(over="ignore", invalid="ignore"):  # a trial past a float's range counts as a hit
-            differences.update(_linear_trials({i: p for i, p in batch.items() if p.statistic.weighted}, masks))
-            differences.update({i: _looping_trials(p, masks) for i, p in batch.items() if i not in differences})
+    """``paired_test`` of each pair (None where a pair cannot be compared). Pairs with the same strata share
+    their bootstrap draws, so a pair is tested the same alone or among others."""
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 2:
+        raise ValueError(f"trials must be an integer of at least 2, not {trials!r}")
+    drawn: dict[tuple[tuple[int, ...], ...], NDArray[np.int32]] = {}
     out: list[PairedTest | None] = []
-    for i, pair in enumerate(prepared):
+    for pair in (_pair(scorer, a, b, metric) for a, b in pairs):
         if pair is None:
             out.append(None)
             continue
-        defined = differences[i][~np.isnan(differences[i])]
+        if pair.size <= TOO_FEW:
+            out.append(PairedTest(pair.difference, None, trials, 0, pair.size))
+            continue
         if abs(pair.difference) <= SAME:
-            p_value = 1.0
-        else:
-            hits = int(np.count_nonzero(np.abs(defined) >= abs(pair.difference) - SAME))
-            p_value = (1 + hits) / (1 + len(defined))
-        out.append(PairedTest(pair.difference, p_value, trials, trials - len(defined)))
+            out.append(PairedTest(pair.difference, 1.0, trials, 0, pair.size))
+            continue
+        key = tuple(tuple(int(i) for i in p) for p in pair.strata)
+        if key not in drawn:
+            drawn[key] = bootstrap_counts(pair.strata, trials, seed)
+        with np.errstate(over="ignore", invalid="ignore"):  # a replicate past a float's range is undefined
+            replicates = pair.differences(drawn[key])
+            replicates[~np.isfinite(replicates)] = np.nan
+            p_value = _p_value(pair, replicates[~np.isnan(replicates)], trials)
+        out.append(PairedTest(pair.difference, p_value, trials, int(np.count_nonzero(np.isnan(replicates))), pair.size))
     return out
 
 
-def _linear_trials(pairs: Mapping[int, _Pair], masks: NDArray[np.bool_]) -> dict[int, NDArray[np.float64]]:
-    """Trial differences of vectorized pairs. The sums are linear in the weights: system a' takes b's row
-    where a unit is swapped, so its sums are a's total plus flips @ (b - a), and b' has the rest of both."""
-    columns = {i: p.statistic.weighted.columns for i, p in pairs.items() if p.statistic.weighted is not None}
-    if not columns:
-        return {}
-    n = next(iter(pairs.values())).size
-    steps = np.hstack([c[n:] - c[:n] for c in columns.values()])
-    bounds = dict(
-        zip(columns, itertools.pairwise(np.cumsum([0] + [c.shape[1] for c in columns.values()])), strict=True)
-    )
-    out = {i: np.empty(len(masks)) for i in columns}
-    for rows in chunks(len(masks), max(n, steps.shape[1])):
-        moved = masks[rows].astype(np.float64) @ steps
-        for i, c in columns.items():
-            start, stop = bounds[i]
-            as_a = c[:n].sum(axis=0) + moved[:, start:stop]
-            finish = pairs[i].statistic.finish
-            out[i][rows] = finish(as_a) - finish(c.sum(axis=0) - as_a)
-    return out
+def _p_value(pair: _Pair, replicates: NDArray[np.float64], trials: int) -> float:
+    """Student's two-sided p-value of the observed difference over its corrected bootstrap standard error."""
+    from scipy.stats import t as student_t  # imported where used: scipy.stats costs every page's start
 
-
-def _looping_trials(pair: _Pair, masks: NDArray[np.bool_]) -> NDArray[np.float64]:
-    """Trial differences through ``aggregate`` (a scorer without the vectorized hook)."""
-    out = np.empty(len(masks))
-    for rows in chunks(len(masks), 4 * pair.size):
-        swapped = masks[rows].astype(np.float64)
-        as_a = np.hstack([1 - swapped, swapped])
-        out[rows] = pair.statistic(as_a) - pair.statistic(1 - as_a)
-    return out
+    if len(replicates) < 2:
+        return 1.0
+    se = float(np.std(replicates, ddof=1))
+    pool = pooling(pair.left_out(), pair.strata) if len(pair.strata) > 1 else None
+    if pool is not None and pool.applies:
+        se, df = se * pool.factor, pool.df
+    else:
+        varying = [len(p) for p in pair.strata if len(p) > 1] or [pair.size]
+        n = sum(varying) / len(varying)
+        se, df = se * math.sqrt(n / (n - 1)), max(1, sum(varying) - len(varying))
+    if se <= SAME * max(1.0, abs(pair.difference)):
+        return 1 / (trials + 1)  # the same nonzero difference in every replicate
+    return float(2 * student_t.sf(abs(pair.difference) / se, df))
 
 
 def holm(p_values: Sequence[float | None]) -> list[float | None]:
@@ -250,18 +284,31 @@ def compare_neighbours(
 ) -> list[Comparison[K]]:
     """Rank k against rank k+1 for each neighbour pair of ``entries`` (in board order: key, units)."""
     level = check_level(level)
-    count = trials if trials is not None else trials_for(max(0, len(entries) - 1), level)
+    count = trials if trials is not None else REPLICATES
     tests = neighbour_tests(scorer, entries, metric, trials=count, seed=seed)
     return corrected_comparisons([key for key, _ in entries], tests, trials=count, level=level)
 
 
 def corrected_comparisons(
-    keys: Sequence[K], tests: Sequence[PairedTest | None], *, trials: int, level: float = 0.95
+    keys: Sequence[K],
+    tests: Sequence[PairedTest | None],
+    *,
+    trials: int,
+    level: float = 0.95,
+    selected_from: Mapping[K, int] | None = None,
 ) -> list[Comparison[K]]:
-    """The comparisons of neighbours from their uncorrected ``tests`` (board order), Holm-corrected."""
+    """The comparisons of neighbours from their uncorrected ``tests`` (board order), Holm-corrected.
+
+    ``selected_from[key]`` (default 1) is how many submissions an entry was picked from as its best on the same
+    units: a pair's raw p-value is multiplied by the upper entry's count before Holm's correction (Bonferroni
+    over the submissions it could have been; see ``docs/STATISTICS.md``).
+    """
     level = check_level(level)
     pairs = list(itertools.pairwise(keys))
-    corrected = holm([t.p_value if t else None for t in tests])
+    chosen = selected_from or {}
+    counts = [max(1, chosen.get(first, 1)) for first, _ in pairs]
+    raw = [min(1.0, t.p_value * k) if t and t.p_value is not None else None for t, k in zip(tests, counts, strict=True)]
+    corrected = holm(raw)
     return [
         Comparison(
             better=first,
@@ -271,8 +318,10 @@ def corrected_comparisons(
             p_value=p,
             significant=p is not None and p <= 1 - level,
             trials=trials,
+            too_few=bool(test and test.too_few),
+            selected_from=k,
         )
-        for (first, second), test, p in zip(pairs, tests, corrected, strict=True)
+        for (first, second), test, p, k in zip(pairs, tests, corrected, counts, strict=True)
     ]
 
 

@@ -12,7 +12,15 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from leaderboard.bootstrap import FEW_UNITS, METHODS, Interval, bootstrap_interval, expanded_quantile
+from leaderboard.bootstrap import (
+    FEW_UNITS,
+    METHODS,
+    Interval,
+    bootstrap_interval,
+    endpoint_decimals,
+    expanded_quantile,
+    for_selection,
+)
 from leaderboard.resampling import Statistic, bootstrap_counts, seed_for
 from tests.leaderboard.systems import MeanOf, MicroF1, count_units, mean_units
 
@@ -94,7 +102,7 @@ def test_undefined_replicates_are_left_out_and_counted_not_scored_zero() -> None
     interval = bootstrap_interval(MicroF1(), units, "f1", replicates=2000)
     assert (interval.estimate, interval.low, interval.high) == (1.0, 1.0, 1.0)
     assert 400 < interval.undefined < 600
-    assert set(interval.notes) == {"few_units", "zero_width", "undefined_replicates"}
+    assert set(interval.notes) == {"few_units", "too_few_units", "zero_width", "undefined_replicates"}
 
 
 def test_an_undefined_metric_has_no_interval() -> None:
@@ -167,3 +175,28 @@ def test_bad_arguments_are_named() -> None:
         bootstrap_interval(MEAN, UNITS, "f1")
     with pytest.raises(ValueError, match="method must be one of " + ", ".join(METHODS)):
         bootstrap_interval(MEAN, UNITS, "mean", method="studentized")
+
+
+def test_the_monte_carlo_error_of_the_endpoints_shrinks_with_replicates_and_sets_the_decimals() -> None:
+    x = np.random.default_rng(6).beta(5, 3, 200)
+    errors = {r: bootstrap_interval(MEAN, mean_units(x), "mean", replicates=r).mc_error for r in (1000, 16_000)}
+    assert errors[1000] is not None and errors[16_000] is not None
+    # An order-statistic estimate of the endpoints' spread over seeds: a quarter of it at 16 times the replicates.
+    assert 2.5 < errors[1000] / errors[16_000] < 6.5
+    spread = np.std([bootstrap_interval(MEAN, mean_units(x), "mean", seed=s).low for s in range(40)])  # type: ignore[arg-type]
+    assert 0.5 < errors[1000] / spread < 2.0
+    # Percent with two decimals needs an error under 0.005 points; 0.04 points allows one decimal, 0.4 none.
+    assert [endpoint_decimals(e) for e in (0.00004, 0.0004, 0.004, None)] == [2, 1, 0, 2]
+    assert endpoint_decimals(0.0004, scale=1.0, most=4) == 3
+
+
+def test_a_selected_best_is_widened_to_the_bonferroni_level() -> None:
+    interval = bootstrap_interval(MEAN, UNITS, "mean")
+    assert for_selection(interval, 1) is interval
+    wide = for_selection(interval, 5)
+    factor = scipy_stats.norm.isf(0.005) / scipy_stats.norm.isf(0.025)
+    assert wide.estimate == interval.estimate and wide.selected_from == 5
+    assert wide.low == pytest.approx(0.45 - factor * (0.45 - interval.low))  # type: ignore[operator]
+    assert wide.high == pytest.approx(0.45 + factor * (interval.high - 0.45))  # type: ignore[operator]
+    assert "widened for the choice of the best of 5 submissions" in wide.label
+    assert Interval.from_dict(json.loads(json.dumps(wide.to_dict()))) == wide

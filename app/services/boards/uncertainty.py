@@ -26,10 +26,11 @@ from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.services.submissions.results import current_scores
-from app.storage.models import Score
+from app.storage.models import Phase, Score, Submission
 from leaderboard.bootstrap import Interval
 from leaderboard.ranking import Entry
 from leaderboard.significance import PairedTest
@@ -116,17 +117,30 @@ def of_board(
     needed |= {sid for pair in itertools.pairwise(ids) if pair not in known for sid in pair}
     with_units = current_scores(session, needed, units=True) if needed else {}
     pairs = [(sid, _units(with_units[sid], private_board) if sid in with_units else None) for sid in ids]
-    board = board_uncertainty(scorer, pairs, metric, seed=seed, stored=stored, known_tests=known)
+    board = board_uncertainty(
+        scorer, pairs, metric, seed=seed, stored=stored, known_tests=known, selected=selected_from(session, entries)
+    )
     for (a, b), test in board.tests.items():
         key = pair_key(a, b)
         if key is not None and (a, b) not in known:
             memory.put(key, test)
-    for sid, interval in board.intervals.items():
+    for sid, interval in board.fresh.items():
         if sid not in stored and sid in name:
             memory.put(("interval", name[sid], metric, seed, which), interval)
     if board.computed:
         log.info("computed %d intervals of scores stored without one", board.computed)
     return board
+
+
+def selected_from(session: Session, entries: Sequence[Entry]) -> dict[int, int]:
+    """How many submissions each entry was picked from as its best on the same units: its scored submissions where
+    the phase's selection is ``best`` (the board widens its interval and weighs its comparison for that choice,
+    ``leaderboard.uncertainty``); nothing under ``latest`` or ``chosen``."""
+    first = entries[0].candidate.submission_id
+    query = select(Phase.selection).join(Submission, Submission.phase_id == Phase.id).where(Submission.id == first)
+    if session.scalar(query) != "best":
+        return {}
+    return {e.candidate.submission_id: e.scored_submissions for e in entries if e.scored_submissions > 1}
 
 
 def _units(score: Score, private_board: PrivateBoard | None) -> dict[str, Any]:

@@ -16,8 +16,9 @@ from app.services.boards.snapshot import BoardSnapshot
 from app.services.errors import NotFound
 from app.services.submissions.results import current_scores
 from app.storage.types import utcnow
+from leaderboard.bootstrap import Interval, endpoint_decimals
 from leaderboard.exports import documents_csv, documents_json, leaderboard_csv, leaderboard_json
-from leaderboard.tables import Column, leaderboard_table, metric_column, percent
+from leaderboard.tables import LARGE, Column, leaderboard_table, metric_column
 from leaderboard.uncertainty import BoardUncertainty
 from scorers import ScorerDescription
 
@@ -68,6 +69,12 @@ class BoardView:
     uncertain: bool = False
     few_units: bool = False
     groups: int = 0
+    #: No pair could be compared: the units are too few (5 or fewer); the board has no tied groups.
+    too_few: bool = False
+    #: Some interval is not what 95% says (rough, zero width, a stratum too small): marked †, said below.
+    unreliable: bool = False
+    #: Some entry is the best of several submissions: its interval and comparison account for the choice.
+    selected: bool = False
 
 
 #: The whisker's drawing width in pixels (and its margin at each end).
@@ -132,7 +139,7 @@ def board_view(snapshot: BoardSnapshot) -> BoardView:
     if uncertainty is None:
         return BoardView(headers, rows, primary_label)
     primary_column = next((c for c in board.columns if c.dimension is None and c.metric == primary), None)
-    whiskers = _whiskers(uncertainty, primary_column.format if primary_column else percent)
+    whiskers = _whiskers(uncertainty, primary_column or metric_column(snapshot.description, primary))
     seen: set[int] = set()
     placed = []
     for row in rows:
@@ -140,10 +147,35 @@ def board_view(snapshot: BoardSnapshot) -> BoardView:
         start = group is not None and group not in seen
         seen.add(group or 0)
         placed.append(replace(row, whisker=whiskers.get(row.submission_id), group=group, group_start=start))
-    return BoardView(headers, tuple(placed), primary_label, True, uncertainty.few_units, len(uncertainty.groups))
+    return BoardView(
+        headers,
+        tuple(placed),
+        primary_label,
+        True,
+        uncertainty.few_units,
+        len(uncertainty.groups),
+        too_few=not uncertainty.comparable,
+        unreliable=uncertainty.unreliable,
+        selected=any(i.selected_from > 1 for i in uncertainty.intervals.values()),
+    )
 
 
-def _whiskers(uncertainty: BoardUncertainty[int], text: Callable[[float | None], str]) -> dict[int, Whisker]:
+def endpoints_text(interval: Interval, column: Column) -> str:
+    """``low–high`` with the decimals the endpoints' Monte Carlo error supports (never more than the column's)."""
+    assert interval.low is not None and interval.high is not None
+    if column.fraction:
+        if max(abs(interval.low), abs(interval.high)) * 100 >= LARGE:
+            return f"{column.format(interval.low)}–{column.format(interval.high)}"
+        decimals = endpoint_decimals(interval.mc_error, scale=100.0, most=2)
+        return f"{interval.low * 100:.{decimals}f}–{interval.high * 100:.{decimals}f}"
+    most = column.decimals if column.decimals is not None else 4
+    if max(abs(interval.low), abs(interval.high)) >= LARGE:
+        return f"{column.format(interval.low)}–{column.format(interval.high)}"
+    decimals = endpoint_decimals(interval.mc_error, scale=1.0, most=most)
+    return f"{interval.low:.{decimals}f}–{interval.high:.{decimals}f}"
+
+
+def _whiskers(uncertainty: BoardUncertainty[int], column: Column) -> dict[int, Whisker]:
     """Each entry's whisker, on the scale from the lowest to the highest end of the board's intervals."""
     known = {k: i for k, i in uncertainty.intervals.items() if i.low is not None and i.high is not None}
     if not known:
@@ -159,17 +191,13 @@ def _whiskers(uncertainty: BoardUncertainty[int], text: Callable[[float | None],
     out = {}
     for key, i in known.items():
         assert i.low is not None and i.high is not None
-        words = f"{text(i.low)}–{text(i.high)}"
-        notes = []
-        if i.few_units:
-            notes.append(f"only {i.units} {'unit' if i.units == 1 else 'units'}: says little")
-        if i.zero_width:
-            notes.append("zero width: every resample scored the same")
-        title = f"{round(i.level * 100)}% interval {words} ({i.method}, {i.units} units resampled)"
-        if notes:
-            title += "; " + "; ".join(notes)
+        words = "zero width" if i.zero_width else endpoints_text(i, column)
+        title = f"{i.label}: {column.format(i.low)}–{column.format(i.high)} ({i.method}, {i.units} units resampled)"
+        if i.few_units and not i.label.startswith("rough"):
+            title += f"; only {i.units} units: says little"
+        flagged = bool(set(i.notes) - {"undefined_replicates"})
         estimate = i.estimate if i.estimate is not None else (i.low + i.high) / 2
-        out[key] = Whisker(x(i.low), x(i.high), x(estimate), words, title, bool(notes))
+        out[key] = Whisker(x(i.low), x(i.high), x(estimate), words, title, flagged)
     return out
 
 

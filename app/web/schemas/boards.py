@@ -30,7 +30,15 @@ class IntervalOut(BaseModel):
     method: str = Field(description="bca-expanded: BCa widened for small samples (leaderboard/bootstrap.py)")
     units: int = Field(description="how many documents (or groups) were resampled")
     few_units: bool = Field(description="fewer than 20 units: the interval says little")
-    zero_width: bool = Field(description="every resample scored the same (one unit, identical units, perfect)")
+    zero_width: bool = Field(
+        description="every resample scored the same (one unit, identical units, perfect): no interval"
+    )
+    too_few_units: bool = Field(False, description="5 units or fewer: a rough interval, below its level's coverage")
+    reliable: bool = Field(True, description="the interval is what its level says (not rough, zero width or unpooled)")
+    label: str = Field("", description="what the interval is, in words (docs/STATISTICS.md)")
+    notes: list[str] = Field(default_factory=list, description="its caveats: few_units, too_few_units, zero_width, ...")
+    mc_error: float | None = Field(None, description="Monte Carlo standard error of the endpoints")
+    selected_from: int = Field(1, description="widened for the choice of the best of this many submissions")
 
 
 class ComparisonOut(BaseModel):
@@ -40,6 +48,7 @@ class ComparisonOut(BaseModel):
     worse: int
     p_value: float | None = Field(description="Holm-corrected over the board's comparisons; null if not comparable")
     significant: bool
+    too_few_units: bool = Field(False, description="not compared: 5 units or fewer are too few to compare")
     method: str
 
 
@@ -117,6 +126,9 @@ class LeaderboardOut(BaseModel):
     intervals: bool = Field(description="the phase shows intervals and comparisons (its bundle may turn them off)")
     comparisons: list[ComparisonOut] = Field(description="each entry against the next, paired on the same units")
     few_units: bool = Field(description="some interval rests on fewer than 20 units")
+    too_few_units: bool = Field(
+        False, description="no pair could be compared (5 units or fewer): no tied groups, which does not mean tied"
+    )
     ranked_by: str = Field(
         "public",
         description="the units the entries are ranked on: public (all units where the phase has no private split), "
@@ -154,6 +166,7 @@ class LeaderboardOut(BaseModel):
             intervals=facts.intervals,
             comparisons=[ComparisonOut(**c.to_dict()) for c in uncertainty.comparisons] if uncertainty else [],
             few_units=bool(uncertainty and uncertainty.few_units),
+            too_few_units=bool(uncertainty and not uncertainty.comparable),
             ranked_by=facts.ranked_by,
             private_share=facts.private_share,
             private_board=[MoveOut.of(move) for move in snapshot.split.moves] if snapshot.split else None,

@@ -99,3 +99,6 @@ def test_register_submit_watch_it_scored_find_it_on_the_board_and_export(server:
     # Then the primary metric's interval over the 4 instances, flagged as resting on few units.
     assert set(exported) == set(UNCERTAINTY_FIELDS)
     assert (exported["interval_units"], exported["interval_few_units"], exported["tied_group"]) == ("4", "true", "1")
+    # Four instances are too few for a 95% interval: the export says what it is instead.
+    assert (exported["interval_too_few_units"], exported["interval_reliable"]) == ("true", "false")
+    assert exported["interval_label"].startswith("rough: from 4 units")

@@ -170,7 +170,21 @@ def test_the_api_and_the_csv_carry_intervals_and_the_comparison(live: Setup, nam
     assert len(units) == 1 and min(units) > 0, "both are resampled over the same units"
     for entry in entries:
         interval = entry["interval"]
-        assert set(interval) == {"low", "high", "level", "method", "units", "few_units", "zero_width"}
+        assert set(interval) == {
+            "low",
+            "high",
+            "level",
+            "method",
+            "units",
+            "few_units",
+            "zero_width",
+            "too_few_units",
+            "reliable",
+            "label",
+            "notes",
+            "mc_error",
+            "selected_from",
+        }
         assert (interval["level"], interval["method"]) == (0.95, "bca-expanded")
         assert interval["low"] <= entry["metrics"][primary] <= interval["high"]
         assert interval["few_units"] == (interval["units"] < 20)
@@ -178,10 +192,15 @@ def test_the_api_and_the_csv_carry_intervals_and_the_comparison(live: Setup, nam
     assert board["few_units"] == any(e["interval"]["few_units"] for e in entries)
     (comparison,) = board["comparisons"]
     assert (comparison["better"], comparison["worse"]) == (perfect, worse)
-    assert 0 < comparison["p_value"] <= 1
-    assert comparison["method"] == "paired approximate randomization, Holm-corrected"
+    assert comparison["method"] == "paired bootstrap test of equal means, Holm-corrected"
     groups = [e["tied_group"] for e in entries]
-    assert groups == ([1, 2] if comparison["significant"] else [1, 1])
+    if min(units) <= 5:  # too few to compare: no p-value, no groups, and the board says so
+        assert (comparison["p_value"], comparison["too_few_units"], board["too_few_units"]) == (None, True, True)
+        assert groups == [None, None] and all(e["interval"]["too_few_units"] for e in entries)
+    else:
+        assert 0 < comparison["p_value"] <= 1
+        assert comparison["too_few_units"] is False and board["too_few_units"] is False
+        assert groups == ([1, 2] if comparison["significant"] else [1, 1])
     # The same numbers on every reload, and the submission's own answer has the interval stored with its score.
     assert live.board(ref) == board
     own = live.get(f"submissions/{perfect}", live.server.token).json()
@@ -195,7 +214,8 @@ def test_the_api_and_the_csv_carry_intervals_and_the_comparison(live: Setup, nam
         assert float(row["interval_high"]) == entry["interval"]["high"]
         assert int(row["interval_units"]) == entry["interval"]["units"]
         assert row["interval_few_units"] == str(entry["interval"]["few_units"]).lower()
-        assert int(row["tied_group"]) == entry["tied_group"]
+        assert row["tied_group"] == str(entry["tied_group"] or "")
+        assert row["interval_label"] == entry["interval"]["label"]
 
 
 def test_a_perfect_file_on_every_instance_has_a_zero_width_interval(live: Setup) -> None:
@@ -273,18 +293,24 @@ def test_the_page_draws_a_whisker_per_entry_and_the_groups(live: Setup) -> None:
                 expect(whisker).to_have_count(1)
                 expect(whisker.locator("svg line")).to_have_count(3)
                 title = whisker.get_attribute("title") or ""
-                assert title.startswith("95% interval") and f"{entry['interval']['units']} units" in title
+                interval = entry["interval"]
+                # The whisker says what the interval is: its label (a 95% interval, or why it is not one).
+                assert title.startswith(interval["label"]) and f"{interval['units']} units" in title
+                assert title.startswith("95% interval") == interval["reliable"]
                 # Its flags are said where the whisker is, and marked with a dagger.
-                assert ("says little" in title) == entry["interval"]["few_units"]
-                assert ("zero width" in title) == entry["interval"]["zero_width"]
-                flagged = entry["interval"]["few_units"] or entry["interval"]["zero_width"]
+                assert ("says little" in title or "rough" in title) == interval["few_units"]
+                assert ("zero width" in title) == interval["zero_width"]
+                if interval["zero_width"]:  # not drawn as an interval [est, est]
+                    expect(whisker.locator(".interval-text")).to_have_text("zero width")
+                flagged = interval["few_units"] or interval["zero_width"]
                 expect(whisker.locator("abbr")).to_have_count(1 if flagged else 0)
-                expect(row.locator("td.group")).to_have_text(str(entry["tied_group"]))
+                expect(row.locator("td.group")).to_have_text(str(entry["tied_group"] or "–"))
                 # The whisker is drawn: it has a width on the page.
                 box = whisker.locator("svg").bounding_box()
                 assert box is not None and box["width"] > 50
             separated = page.locator("table.board tbody tr.group-start")
-            expect(separated).to_have_count(len({e["tied_group"] for e in board["entries"]}) - 1)
+            expect(separated).to_have_count(max(0, len({e["tied_group"] for e in board["entries"]} - {None}) - 1))
             note = page.locator(".uncertainty-note")
             expect(note).to_be_visible()
+            expect(note.locator(".too-few")).to_have_count(1 if board["too_few_units"] else 0)
             expect(note.locator(".few-units")).to_have_count(1 if board["few_units"] else 0)

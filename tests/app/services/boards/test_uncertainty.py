@@ -57,13 +57,19 @@ def test_scoring_stores_the_interval_the_board_shows(db: Database, labels: type[
         "units": 4,
         "few_units": True,
         "zero_width": False,
+        "too_few_units": True,
+        "reliable": False,
+        "label": "rough: from 4 units, such intervals hold the true score less often than 95%",
+        "notes": ["few_units", "too_few_units"],
+        "mc_error": record["mc_error"],
+        "selected_from": 1,
     }
     assert answer["few_units"] and answer["intervals"]
     (comparison,) = answer["comparisons"]
     assert (comparison["better"], comparison["worse"]) == (half, quarter)
-    # Four labels cannot tell 2 right from 1 right: the two are tied, in one group.
-    assert not comparison["significant"] and comparison["p_value"] > 0.05
-    assert [e["tied_group"] for e in answer["entries"]] == [1, 1]
+    # Four labels are too few to compare 2 right with 1 right: not compared, no tied groups, and said so.
+    assert comparison["too_few_units"] and not comparison["significant"] and comparison["p_value"] is None
+    assert answer["too_few_units"] and [e["tied_group"] for e in answer["entries"]] == [None, None]
 
 
 def test_a_score_stored_without_an_interval_gets_the_same_one_from_its_units(
@@ -133,3 +139,22 @@ def test_a_new_score_tests_only_the_pairs_it_changed(db: Database, labels: type[
     assert fresh is not None and fresh.tested == 2
     assert (third.comparisons, third.groups, third.intervals) == (fresh.comparisons, fresh.groups, fresh.intervals)
     assert bumped not in third.intervals  # cy's earlier upload still counts (the same score, earlier)
+
+
+def test_under_selection_best_an_entry_picked_from_several_says_so(db: Database, labels: type[LabelScorer]) -> None:
+    # ada submitted three times and her best counts: her interval is widened to the Bonferroni level for the best
+    # of 3 and says so; bob's single submission is not; under "latest" nobody is picked by score.
+    setup(db)
+    for minute, run in enumerate((QUARTER, HALF, QUARTER), start=1):
+        scored(db, "ada", run, minute)
+    scored(db, "bob", QUARTER, 5)
+    first, second = board(db)["entries"]
+    assert (first["interval"]["selected_from"], second["interval"]["selected_from"]) == (3, 1)
+    assert "widened for the choice of the best of 3 submissions" in first["interval"]["label"]
+    (record,) = stored(db, first["submission_id"])
+    assert record is not None and record["selected_from"] == 1  # the score stores its own interval
+    assert first["interval"]["high"] - 0.5 > record["high"] - 0.5
+    with db.session() as session:
+        catalog.get_phase(session, *REF).selection = "latest"  # type: ignore[assignment]
+        session.commit()
+    assert all(e["interval"]["selected_from"] == 1 for e in board(db)["entries"])
