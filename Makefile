@@ -124,9 +124,14 @@ lint: $(VENV)/.installed
 # The tests in parallel (pytest-xdist): most of them wait on servers, browsers, workers and leases,
 # so more workers than cores pay off; tests sharing a module's fixture stay on one worker
 # (tests/conftest.py). TEST_WORKERS=0 runs them in this one process.
+# The S3 store's tests (and the distributed ones, whose files go to object storage) use one S3-protocol
+# server for the whole run: moto's (`moto[server]`, a test tool), started here on a free port and stopped after.
 TEST_WORKERS ?= 4
 test: lint /usr/bin/chromium /usr/bin/bwrap runtimes $(AXE_DIR)/node_modules/axe-core/axe.min.js
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	@port=$$($(PY) -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'); \
+	$(VENV)/bin/moto_server -H 127.0.0.1 -p $$port >/dev/null 2>&1 & moto=$$!; \
+	trap 'kill $$moto' EXIT; \
+	PODIUM_TEST_S3_ENDPOINT=http://127.0.0.1:$$port $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # The screenshots of the main pages in docs/screenshots/ (1400 px and 400 px), from a real seeded server.
 screenshots: $(VENV)/.installed /usr/bin/chromium

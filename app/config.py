@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MB = 1024 * 1024
@@ -28,6 +28,24 @@ class Settings(BaseSettings):
     data_dir: Path | None = Field(
         default=None, description="Folder that bundle entries `{data: ...}` are relative to (competition create, demo)."
     )
+    blob_store: Literal["db", "disk", "s3"] = Field(
+        default="disk",
+        description="Where new files go: `disk` (a folder, PODIUM_BLOB_DIR), `s3` (an S3-compatible bucket, "
+        "PODIUM_S3_BUCKET and the standard AWS variables) or `db` (rows of the database). Files already stored "
+        "stay readable wherever they are; `podium storage migrate` moves them.",
+    )
+    blob_dir: Path | None = Field(
+        default=None,
+        description="Folder of the disk store; by default `blobs` beside a SQLite database, else `var/blobs`. "
+        "Every web and worker process must see the same folder.",
+    )
+    s3_bucket: str = Field(
+        default="",
+        validate_default=True,
+        description="Bucket of the s3 store. The client reads AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
+        "AWS_DEFAULT_REGION and AWS_ENDPOINT_URL (MinIO, R2, Ceph) like every S3 tool.",
+    )
+    s3_prefix: str = Field(default="", description="Prefix of the s3 store's object keys (e.g. `podium/`).")
     max_upload_bytes: int = Field(
         default=50 * MB, gt=0, description="Largest submission file accepted, unless a phase sets its own."
     )
@@ -131,6 +149,13 @@ class Settings(BaseSettings):
             parse_runtimes(value)
         except RuntimeProblem as exc:
             raise ValueError(f"PODIUM_PROGRAM_RUNTIMES: {exc}") from None
+        return value
+
+    @field_validator("s3_bucket")
+    @classmethod
+    def _bucket_for_s3(cls, value: str, info: ValidationInfo) -> str:
+        if info.data.get("blob_store") == "s3" and not value:
+            raise ValueError("PODIUM_BLOB_STORE=s3 needs the bucket's name")
         return value
 
     @property

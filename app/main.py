@@ -33,7 +33,7 @@ VERSION = "0.1.0"
 
 def create_app(settings: Settings) -> FastAPI:
     """A ready-to-serve app on ``settings`` (the database must be migrated already)."""
-    db = Database(settings.database_url)
+    db = Database.from_settings(settings)
     state = AppState(
         settings=settings,
         db=db,

@@ -31,7 +31,7 @@ def open_database(settings: Any) -> Iterator[Any]:
     from app.storage.migrate import upgrade
 
     try:
-        database = Database(settings.database_url)
+        database = Database.from_settings(settings)
     except (SQLAlchemyError, ValueError, OSError) as exc:
         fail(f"cannot open the database {settings.database_url}: {exc}")
     try:

@@ -14,11 +14,19 @@ import secrets
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.orm import Session
+
+from app.storage.stores import BlobStores
+
+if TYPE_CHECKING:
+    from app.config import Settings
+
+#: The key of ``Session.info`` that holds the process's blob stores (``app.storage.blobs.stores_of``).
+STORES_KEY = "blob_stores"
 
 _READ_ONLY = "podium_read_only"
 BUSY_TIMEOUT_SECONDS = 30
@@ -98,10 +106,18 @@ def end_read_transaction(session: Session) -> bool:
 class Database:
     """An engine plus the two kinds of session the application opens on it."""
 
-    def __init__(self, url: str, *, pre_ping: bool = True) -> None:
+    def __init__(self, url: str, *, pre_ping: bool = True, blobs: BlobStores | None = None) -> None:
         self.url = url
+        #: Where blob contents are kept (``app.storage.blobs`` finds them on each session); by default new ones
+        #: go to rows, and those in the disk store's default folder are read there.
+        self.blobs = blobs or BlobStores.database_only(url)
         self.engine = create_engine_for(url, pre_ping=pre_ping)
         self._read_engine = self.engine.execution_options(**{_READ_ONLY: True})
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, pre_ping: bool = True) -> Database:
+        """The database of ``settings``, with the blob stores they configure."""
+        return cls(settings.database_url, pre_ping=pre_ping, blobs=BlobStores.from_settings(settings))
 
     @property
     def is_sqlite(self) -> bool:
@@ -110,11 +126,12 @@ class Database:
     def session(self, *, read_only: bool = False, info: Mapping[str, Any] | None = None) -> Session:
         """A new session; the caller commits (one commit per request or job) and closes it.
 
-        ``info`` is copied to ``Session.info`` (the job queue travels there). Objects stay usable
-        after commit (``expire_on_commit=False``), so a request can answer with what it just wrote.
+        ``info`` is copied to ``Session.info`` (the job queue travels there, beside the blob stores).
+        Objects stay usable after commit (``expire_on_commit=False``), so a request can answer with what
+        it just wrote.
         """
         bind = self._read_engine if read_only else self.engine
-        return Session(bind=bind, expire_on_commit=False, info=dict(info or {}))
+        return Session(bind=bind, expire_on_commit=False, info={STORES_KEY: self.blobs, **(info or {})})
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -70,3 +70,12 @@ class TaskFileKind(StrEnum):
 
     TRAINING = "training"
     RESOURCE = "resource"
+
+
+class StoreName(StrEnum):
+    """Where a blob's contents are kept (``blobs.store``): in its database row, in a folder on disk, or in an
+    S3-compatible bucket (``app.storage.stores``)."""
+
+    DB = "db"
+    DISK = "disk"
+    S3 = "s3"

@@ -45,7 +45,7 @@ class ProcessContext:
             if self._ctx is None or self._pid != os.getpid():
                 # No ping before each transaction: a job retries transient errors, a connection the
                 # database closed among them (the pool then replaces it).
-                db = Database(self.settings.database_url, pre_ping=False)
+                db = Database.from_settings(self.settings, pre_ping=False)
                 queue = CeleryQueue(self.celery, db, self.settings)
                 # A prefork pool child: its parent is the worker process that ``podium worker`` started.
                 name = f"{socket.gethostname()}:{os.getppid()}/{os.getpid()}"

@@ -47,7 +47,7 @@ def node_name(queues: tuple[str, ...]) -> str:
 def run_worker(settings: Settings, queues: tuple[str, ...], concurrency: int | None, loglevel: str) -> int:
     """Run the worker until it is stopped (SIGTERM: finish the running jobs, then exit)."""
     celery = make_celery(settings)
-    db = Database(settings.database_url)
+    db = Database.from_settings(settings)
     sweeper = Sweeper(db, CeleryQueue(celery, db, settings).send, settings, marker=Marker(celery, settings))
 
     def start_sweeper(**_: Any) -> None:

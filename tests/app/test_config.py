@@ -13,7 +13,7 @@ from tests.conftest import ROOT
 def test_the_readme_table_lists_exactly_the_settings() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Settings", 1)[1].split("\n## ", 1)[0]
-    documented = set(re.findall(r"^\| `PODIUM_([A-Z_]+)` \|", section, re.MULTILINE))
+    documented = set(re.findall(r"^\| `PODIUM_([A-Z0-9_]+)` \|", section, re.MULTILINE))
     assert documented == {name.upper() for name in Settings.model_fields}
 
 

@@ -35,10 +35,9 @@ from app.services.scoring.gold import GoldCache, GoldRef, gold_of, parsed_gold
 from app.services.scoring.job import SCORE_SUBMISSION
 from app.services.scoring.validation import validate
 from app.services.submissions.limits import MAX_FILE_NAME, Limits
-from app.storage.blobs import put_blob, sha256_hex
+from app.storage.blobs import put_blob, read_blob, sha256_hex
 from app.storage.models import (
     BaselineRun,
-    Blob,
     Phase,
     PhaseFile,
     RunStatus,
@@ -135,22 +134,20 @@ def load_inputs(session: Session, held: RunClaim) -> BaselineInputs:
     """The task's training files and resources and the phase's public files, by name."""
     task_id = select(Phase.task_id).where(Phase.id == held.phase_id).scalar_subquery()
     task_files = session.execute(
-        select(TaskFile.kind, TaskFile.name, Blob.data)
-        .join(Blob, Blob.id == TaskFile.blob_id)
+        select(TaskFile.kind, TaskFile.name, TaskFile.blob_id)
         .where(TaskFile.task_id == task_id)
         .order_by(TaskFile.position, TaskFile.id)
     ).all()
     phase_files = session.execute(
-        select(PhaseFile.name, Blob.data)
-        .join(Blob, Blob.id == PhaseFile.blob_id)
+        select(PhaseFile.name, PhaseFile.blob_id)
         .where(PhaseFile.phase_id == held.phase_id)
         .order_by(PhaseFile.position, PhaseFile.id)
     ).all()
     return BaselineInputs(
         scorer=held.gold.scorer,
-        training={row.name: bytes(row.data) for row in task_files if row.kind == TaskFileKind.TRAINING},
-        inputs={row.name: bytes(row.data) for row in phase_files},
-        resources={row.name: bytes(row.data) for row in task_files if row.kind == TaskFileKind.RESOURCE},
+        training={r.name: read_blob(session, r.blob_id) for r in task_files if r.kind == TaskFileKind.TRAINING},
+        inputs={row.name: read_blob(session, row.blob_id) for row in phase_files},
+        resources={r.name: read_blob(session, r.blob_id) for r in task_files if r.kind == TaskFileKind.RESOURCE},
     )
 
 

@@ -18,7 +18,7 @@ from app.services.competitions.catalog import get_phase
 from app.services.errors import Conflict, InvalidInput
 from app.services.submissions.intake import Upload
 from app.services.submissions.limits import MAX_FILE_NAME, MAX_METHOD_NAME
-from app.storage.blobs import put_blob, sha256_hex
+from app.storage.blobs import put_content
 from app.storage.models import Submission, SubmissionStatus, User
 from app.storage.types import utcnow
 
@@ -39,15 +39,16 @@ def submit_baseline(
         raise InvalidInput(
             "the baseline's name was refused", [{"where": "name", "message": f"at most {MAX_METHOD_NAME} characters"}]
         )
-    check_program(upload.data)
-    digest = sha256_hex(upload.data)
+    with upload.content.open() as program:
+        check_program(program)
+    digest = upload.content.sha256
     submission = Submission(
         phase_id=phase.id,
         team_id=None,
         user_id=organizer.id,
-        blob_id=put_blob(session, upload.data, digest).id,
+        blob_id=put_content(session, upload.content).id,
         sha256=digest,
-        size=len(upload.data),
+        size=upload.content.size,
         original_name=(upload.filename or "program.zip")[:MAX_FILE_NAME],
         method_name=name,
         method_description=upload.method_description.strip(),

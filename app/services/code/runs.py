@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from io import BytesIO
 
 from sqlalchemy import select
+from typing import BinaryIO
 from sqlalchemy.orm import Session, undefer
 
 from app.services.code.job import RUN_CODE
@@ -35,9 +36,10 @@ def runs_as_code(phase: Phase, data: bytes) -> bool:
     return not CodeSettings.of(phase.code).ingestion or is_code_submission(data)
 
 
-def check_program(data: bytes) -> None:
-    """Refuse, for free, an upload to a code phase that is not a zip (the run unpacks it with every check)."""
-    if not zipfile.is_zipfile(BytesIO(data)):
+def check_program(data: bytes | BinaryIO) -> None:
+    """Refuse, for free, an upload to a code phase that is not a zip (the run unpacks it with every check); a
+    file is read only where a zip's directory is, not whole."""
+    if not zipfile.is_zipfile(BytesIO(data) if isinstance(data, bytes) else data):
         raise InvalidInput(
             "this phase runs programs: upload your program as a zip (predict.py, or a metadata file with a command)",
             [{"where": "file", "message": "not a zip file"}],

@@ -45,7 +45,7 @@ from app.services.submissions.limits import (
     too_large,
     upload_limit,
 )
-from app.storage.blobs import put_blob, read_blob, sha256_hex
+from app.storage.blobs import Content, put_content, read_blob
 from app.storage.db import end_read_transaction
 from app.storage.models import Blob, Phase, Submission, SubmissionStatus, User
 from app.storage.types import utcnow
@@ -54,12 +54,21 @@ from scorers import ScorerError, ValidationError
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
 class Upload:
-    data: bytes
-    filename: str
-    method_name: str = ""
-    method_description: str = ""
+    """A submitted file and its description. ``content`` is bytes or a file spooled and hashed as it
+    arrived (``app.web.uploads``); ``data`` reads it whole, for the checks that parse it."""
+
+    def __init__(
+        self, data: bytes | Content, filename: str, method_name: str = "", method_description: str = ""
+    ) -> None:
+        self.content = data if isinstance(data, Content) else Content.of_bytes(data)
+        self.filename = filename
+        self.method_name = method_name
+        self.method_description = method_description
+
+    @property
+    def data(self) -> bytes:
+        return self.content.read()
 
 
 @dataclass(frozen=True)
@@ -136,19 +145,20 @@ def submit(
     user = require_user(user)
     _check_text(upload)
     if key is not None:
-        replay = _replay(session, user.id, key, get_phase(session, *ref), sha256_hex(upload.data), now)
+        replay = _replay(session, user.id, key, get_phase(session, *ref), upload.content.sha256, now)
         if replay is not None:
             return replay
     plan = _plan(session, user, ref, upload, limits, gold_cache, now)
     end_read_transaction(session)  # no lock or snapshot is held while the file is parsed
     if plan.code:
-        code_runs.check_program(upload.data)
+        with upload.content.open() as program:
+            code_runs.check_program(program)
         parsed = None
     else:
         parsed = _validate(session, plan, upload, limits, gold_cache)
     accepted = _record(session, plan, upload, now, key)
     if handoff is not None and parsed is not None and not accepted.replayed:
-        handoff.put(plan.gold_key, accepted.submission.sha256, parsed[0], len(upload.data))
+        handoff.put(plan.gold_key, accepted.submission.sha256, parsed[0], upload.content.size)
     return accepted
 
 
@@ -173,15 +183,14 @@ def _plan(
     require_participant(session, user, task.competition)
     check_open(phase, now)
     limit = upload_limit(phase, limits)
-    if len(upload.data) > limit:
-        raise too_large(limit, len(upload.data))
+    if upload.content.size > limit:
+        raise too_large(limit, upload.content.size)
     team = team_of(session, user, task.competition_id)
     quota.check(quota.usage(session, phase, team.id if team else None, now), phase.slug)
     gold_sha = session.scalar(select(Blob.sha256).where(Blob.id == phase.gold_blob_id))
     assert gold_sha is not None
     key = gold_key(phase.id, gold_sha, task.scorer, task.scorer_options)
-    # Only an upload to a code phase is read here (with an ingestion program: is it code or results?).
-    code = code_runs.is_code_phase(phase) and code_runs.runs_as_code(phase, upload.data)
+    code = code_runs.runs_as_code(phase, upload.data)
     return _Plan(
         user_id=user.id,
         phase_id=phase.id,
@@ -229,21 +238,21 @@ def _record(session: Session, plan: _Plan, upload: Upload, now: datetime, key: s
     assert user is not None and phase is not None
     team = ensure_team(session, user, plan.competition_id)
     quota.lock_entry(session, phase.id, team.id)
-    digest = sha256_hex(upload.data)
+    digest = upload.content.sha256
     # A request with the same key that was being checked meanwhile has committed by now (it held
     # this lock): its submission is the answer, before any limit is counted.
     replay = _replay(session, user.id, key, phase, digest, now) if key is not None else None
     if replay is not None:
         return replay
     quota.check(quota.usage(session, phase, team.id, now), phase.slug)
-    blob = put_blob(session, upload.data, digest)
+    blob = put_content(session, upload.content)
     submission = Submission(
         phase_id=phase.id,
         team_id=team.id,
         user_id=user.id,
         blob_id=blob.id,
         sha256=digest,
-        size=len(upload.data),
+        size=upload.content.size,
         original_name=(upload.filename or "submission")[:MAX_FILE_NAME],
         method_name=upload.method_name.strip(),
         method_description=upload.method_description.strip(),

@@ -19,21 +19,24 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, deferred, mapped_column
 
-from app.storage.enums import SubmissionStatus
+from app.storage.enums import StoreName, SubmissionStatus
 from app.storage.models.base import Base
 from app.storage.models.lease import LeasedRow
 from app.storage.types import EnumText, UTCDateTime, one_of, utcnow
 
 
 class Blob(Base):
-    """File contents kept in the database, so that every worker can read them; one row per sha256."""
+    """A file, one row per sha256: its size, and the store that keeps its contents (``app.storage.stores``),
+    which every worker reads; ``data`` holds them where that store is the database (``db``)."""
 
     __tablename__ = "blobs"
+    __table_args__ = (CheckConstraint(one_of("store", StoreName), name="store"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     sha256: Mapped[str] = mapped_column(String(64), unique=True)
     size: Mapped[int] = mapped_column(BigInteger)
-    data: Mapped[bytes] = deferred(mapped_column(LargeBinary, nullable=False))
+    store: Mapped[StoreName] = mapped_column(EnumText(StoreName), default=StoreName.DB, server_default="db")
+    data: Mapped[bytes | None] = deferred(mapped_column(LargeBinary, nullable=True))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

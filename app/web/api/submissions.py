@@ -126,7 +126,7 @@ async def submit_baseline_program(
     if upload is None:
         raise InvalidInput("no file was sent", [{"where": "file", "message": "attach the program's zip as 'file'"}])
     program = intake.Upload(
-        upload.data,
+        upload.content,
         upload.filename,
         method_name=form.fields.get("name", ""),
         method_description=form.fields.get("method_description", ""),

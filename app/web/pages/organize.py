@@ -317,9 +317,9 @@ async def upload_baseline_program(
     form = await read_form(request, file_limit=limit, too_large=lambda size: too_large(limit, size))
     check_token(request, form.fields.get("csrf_token"))
     upload = form.upload()
-    if upload is None or not upload.data:  # the form sends an empty part when no file was chosen
+    if upload is None or not upload.content.size:  # the form sends an empty part when no file was chosen
         raise InvalidInput("no program was chosen", [{"where": "file", "message": "choose the program's zip"}])
-    program = Upload(upload.data, upload.filename, method_name=form.fields.get("name", ""))
+    program = Upload(upload.content, upload.filename, method_name=form.fields.get("name", ""))
     stored = await run_in_threadpool(code_baselines.submit_baseline, session, viewer, ref, program)
     sessions.flash(request, f"The baseline program {stored.baseline_name} is queued to run.")
     return redirect(urls.submission(stored.id))

@@ -82,7 +82,7 @@ async def submit(ref: PhaseRef, request: Request, state: StateDep, session: Sess
         fields = form.fields
         check_token(request, fields.get("csrf_token"))
         upload = form.upload()
-        if upload is None or not (upload.filename or upload.data):  # the form sends an empty part
+        if upload is None or not (upload.filename or upload.content.size):  # the form sends an empty part
             raise InvalidInput("no file was chosen", [{"where": "file", "message": "choose the prediction file"}])
         accepted = await run_in_threadpool(
             intake.submit,

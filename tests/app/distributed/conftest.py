@@ -29,6 +29,7 @@ from app.storage.db import Database
 from scorers import register, scorer_names, unregister
 from tests.app.builders import make_competition, make_user
 from tests.app.distributed.cluster import RedisServer, WorkerProcess, podium_env
+from tests.app.s3server import object_storage_settings
 from tests.app.slow_scorer import NAME as SLOW
 from tests.app.slow_scorer import SlowScorer
 
@@ -174,14 +175,25 @@ def make_cluster(
         "PODIUM_TRANSIENT_BACKOFF_MAX_SECONDS": "1",
         "PODIUM_TRANSIENT_RETRIES": "15",
     }
+    # Files in object storage, as at scale: a bucket of its own on the test S3 server (a folder where
+    # moto is not installed); the web app of this process reads the same AWS variables as the workers.
+    stored = object_storage_settings(tmp)
+    base.update(stored)
     base.update({f"PODIUM_{key.upper()}": value for key, value in settings.items()})
     if requeue_defaults:
         for name in REQUEUE_SETTINGS:
             base.pop(name)
     cluster = Cluster(db, broker_url, prefix, tmp, base, [])
+    saved = {name: os.environ.get(name) for name in stored if name.startswith("AWS_")}
+    os.environ.update({name: stored[name] for name in saved})
     try:
         yield cluster
     finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         for worker in cluster.workers:  # all at once: a warm shutdown takes Celery a few seconds
             worker.terminate()
         for worker in cluster.workers:
