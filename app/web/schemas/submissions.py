@@ -71,7 +71,9 @@ class SubmissionOut(BaseModel):
         None, description="the primary metric's 95% interval, where the metrics are visible (null if none was stored)"
     )
     queue_position: int | None = Field(
-        None, description="while queued: its place in the scoring queue (1: next), else null"
+        None,
+        description="while queued: its place in the scoring queue, in the order workers take them "
+        "(competitions take turns, then teams; 1: next), else null",
     )
     estimated_scored_at: datetime | None = Field(
         None, description="while queued: when it will probably be scored, from the recent pace (null: no pace yet)"
