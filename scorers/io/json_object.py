@@ -13,7 +13,7 @@ from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 from scorers.errors import InvalidSubmission, Problem, ValidationError
-from scorers.io.strict_json import Refused, json_message, loads_strict, strict_decoder
+from scorers.io.strict_json import MISSING, Refused, json_message, loads_strict, plain_loads, strict_decoder
 from scorers.io.text import BOM, decode_text, is_blank
 
 #: JSON's white space, as ``json.decoder.WHITESPACE``, in text and in bytes.
@@ -134,7 +134,8 @@ def _windowed_members(
                 cursor = _skip_space(text, cursor)
                 if not text.startswith(":", cursor):
                     break
-                value, cursor = decoder.raw_decode(text, _skip_space(text, cursor + 1))
+                cursor = _skip_space(text, cursor + 1)
+                value, cursor = _value(text, cursor, decoder)
             except (ValueError, RecursionError):
                 break
             cursor = _skip_space(text, cursor)
@@ -150,6 +151,22 @@ def _windowed_members(
             return position + index, first, False
         width = width * 2 if index == 0 else JSON_OBJECT_WINDOW
         position += index
+
+
+def _value(text: str, index: int, decoder: json.JSONDecoder) -> tuple[Any, int]:
+    """The value at ``index`` and the index after it, as ``decoder.raw_decode`` reads it.
+
+    An object is first tried with orjson (``plain_loads``) up to its first ``}``: a flat object (a Task 2 run's
+    candidates) ends there, and text that is not a whole object up to that ``}`` (a nested object, a ``}`` in a
+    string) is no JSON at all, so orjson cannot read a wrong value from it. The decoder reads the rest.
+    """
+    if text.startswith("{", index):
+        end = text.find("}", index) + 1
+        if end:
+            value = plain_loads(text, index, end)
+            if value is not MISSING:
+                return value, end
+    return decoder.raw_decode(text, index)
 
 
 def _object_members(

@@ -1,0 +1,91 @@
+"""The readers' fast path (``plain_loads``: orjson where it gives what the strict decoder gives) against the strict
+decoder: where the fast path answers, its value is the strict decoder's, types and all; a text with a repeated key,
+an integer past 64 bits, NaN, an overflowing number or nesting past the standard library's limit is left to the
+strict decoder, which refuses it or reads it as before."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scorers.errors import InvalidSubmission
+from scorers.io import iter_json_object, load_json
+from scorers.io.strict_json import MISSING, plain_loads, strict_decoder
+
+KEYS = st.sampled_from(["a", "b", "c", 'q"', "x:y", "\u00e9", "\\"])
+SCALARS = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([2**63, -(2**63), 2**64 - 1, 2**64, 1e300, 9.3e18, -9.3e18, True, False, None, "s", ""]),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.lists(st.tuples(KEYS, inner), max_size=4)),
+    max_leaves=12,
+)
+
+
+def _text(value: Any, spaced: bool) -> str:
+    """JSON text of ``value``, where a list of (key, value) pairs is an object written with its repeats."""
+    separator = " : " if spaced else ":"
+    if isinstance(value, list) and value and all(isinstance(v, tuple) for v in value):
+        return "{" + ",".join(json.dumps(k) + separator + _text(v, spaced) for k, v in value) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_text(v, spaced) for v in value) + "]"
+    return json.dumps(value)
+
+
+def _strict(text: str) -> Any:
+    try:
+        return strict_decoder(finite=False).decode(text)
+    except (ValueError, RecursionError) as exc:
+        return type(exc)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return json.dumps(a) == json.dumps(b) and repr(a) == repr(b)
+
+
+@settings(max_examples=600, deadline=None)
+@given(VALUES, st.booleans(), st.booleans())
+def test_where_the_fast_path_answers_it_is_the_strict_decoder(value: Any, as_object: bool, spaced: bool) -> None:
+    text = _text([("k", value)] if as_object else value, spaced)
+    fast = plain_loads(text)
+    strict = _strict(text)
+    if fast is not MISSING:
+        assert _same(fast, strict)
+        assert _same(plain_loads(text.encode()), strict)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1, "a": 2}',
+        '{"a": {"b": 1, "b": 2}}',
+        '[{"a": 1, "a": 1}]',
+        '{"a": 123456789012345678901234567890}',
+        '{"a": -9223372036854775809}',
+        '{"a": NaN}',
+        '{"a": 1e999}',
+        '{"a": "\\ud800"}',
+        "[" * 600 + "]" * 600,
+    ],
+)
+def test_what_orjson_reads_otherwise_is_left_to_the_strict_decoder(text: str) -> None:
+    assert plain_loads(text) is MISSING
+
+
+def test_a_flat_object_is_read_fast_and_its_repeats_refused_as_before() -> None:
+    assert plain_loads('{"v1": 0.5, "v2": 1, "v3": 1e-5}') == {"v1": 0.5, "v2": 1, "v3": 1e-5}
+    assert plain_loads('{"v1": 0.5, "v2": 1}', 0, 11) is MISSING  # a slice that is not a whole text
+    run = b'{"q1": {"v1": 0.5, "v2": 0.25}, "q2": {"v1": 0.5, "v1": 0.25}}'
+    with pytest.raises(InvalidSubmission) as refused:
+        list(iter_json_object(run, lambda value: InvalidSubmission([])))
+    with pytest.raises(InvalidSubmission) as whole:
+        load_json(run)
+    assert str(refused.value) == str(whole.value)
+    assert "key 'v1' appears more than once in one object" in str(refused.value)
