@@ -13,12 +13,20 @@ wheels' metadata, installs nothing), and pins every package of the report that
     python docker/gpu_constraints.py          # rewrites constraints-gpu.txt (after `make lock`)
     python docker/gpu_constraints.py --check  # exit 1 naming what the GPU image would install unpinned
 
+Once that resolution finds every package pinned, the file records a fingerprint of what it was resolved
+from (the GPU image's requirements, the pins of both files, the platform, the index). With every version
+pinned, the resolution depends on nothing else (a release's metadata on PyPI does not change), so a
+fingerprint that matches the current files says, without the network, that the check would pass again;
+the tests compare it (tests/app/test_deployment.py) and fail when a change to the pins or the
+requirements needs this script run again.
+
 Written by hand: pip reports what it would install but has no "fail on an unpinned package" mode.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -47,6 +55,8 @@ HEADER = """\
 # dependencies: CUDA libraries, triton, the nvidia-* wheels), pinned; the Dockerfile installs with
 # both files. docker/gpu_constraints.py writes this file from PyPI's metadata (after `make lock`).
 """
+#: The header line with the fingerprint of what the file was resolved from.
+RESOLVED = "# resolved from sha256:"
 
 
 def normalized(name: str) -> str:
@@ -115,19 +125,57 @@ def unpinned(installed: dict[str, str], *pinned: dict[str, str]) -> dict[str, st
     return {name: version for name, version in installed.items() if not any(name in p for p in pinned)}
 
 
+def fingerprint(requirements: list[str], cpu: dict[str, str], gpu: dict[str, str]) -> str:
+    """SHA-256 of everything the GPU image's resolution depends on: its requirements
+    (``gpu_requirements()``), the pins of both files, the platform and the index."""
+    parts = [*requirements, "", *PLATFORM, INDEX, ""]
+    parts += [f"{name}=={version}" for name, version in sorted(cpu.items())] + [""]
+    parts += [f"{name}=={version}" for name, version in sorted(gpu.items())]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def recorded_fingerprint(path: Path = GPU_CONSTRAINTS) -> str | None:
+    """The fingerprint the file says it was resolved from, or None."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith(RESOLVED):
+            return line.removeprefix(RESOLVED).strip()
+    return None
+
+
+def check() -> dict[str, str]:
+    """Resolve the GPU image with both files (PyPI); the packages it would install unpinned."""
+    cpu, gpu = pins(CONSTRAINTS), pins(GPU_CONSTRAINTS)
+    return unpinned(resolve([CONSTRAINTS, GPU_CONSTRAINTS]), cpu, gpu)
+
+
+def write(pinned: dict[str, str], resolved_from: str | None) -> None:
+    stamp = f"{RESOLVED}{resolved_from}\n" if resolved_from else ""
+    lines = [f"{name}=={version}" for name, version in sorted(pinned.items())]
+    GPU_CONSTRAINTS.write_text(HEADER + stamp + "\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="only check that every package is pinned")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="check that every package is pinned, pinning nothing new (records the fingerprint when it passes)",
+    )
     args = parser.parse_args(argv)
-    if args.check:
-        missing = unpinned(resolve([CONSTRAINTS, GPU_CONSTRAINTS]), pins(CONSTRAINTS), pins(GPU_CONSTRAINTS))
-        for name, version in sorted(missing.items()):
-            print(f"{name}=={version} is not pinned (python docker/gpu_constraints.py)", file=sys.stderr)
-        return 1 if missing else 0
-    added = unpinned(resolve([CONSTRAINTS]), pins(CONSTRAINTS))
-    lines = [f"{name}=={version}" for name, version in sorted(added.items())]
-    GPU_CONSTRAINTS.write_text(HEADER + "\n".join(lines) + "\n", encoding="utf-8")
-    print(f"{GPU_CONSTRAINTS.name}: {len(lines)} packages")
+    if not args.check:
+        added = unpinned(resolve([CONSTRAINTS]), pins(CONSTRAINTS))
+        write(added, None)
+        print(f"{GPU_CONSTRAINTS.name}: {len(added)} packages")
+    # The check itself (again after writing: the fingerprint is recorded only for a resolution that passed).
+    missing = check()
+    for name, version in sorted(missing.items()):
+        print(f"{name}=={version} is not pinned (python docker/gpu_constraints.py)", file=sys.stderr)
+    if missing:
+        return 1
+    cpu, gpu = pins(CONSTRAINTS), pins(GPU_CONSTRAINTS)
+    if recorded_fingerprint() != (current := fingerprint(gpu_requirements(), cpu, gpu)):
+        write(gpu, current)
+        print(f"{GPU_CONSTRAINTS.name}: every package pinned, fingerprint recorded")
     return 0
 
 

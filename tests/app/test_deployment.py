@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import socket
 import subprocess
 import sys
 import threading
@@ -221,23 +220,30 @@ def test_the_gpu_image_pins_what_the_cuda_build_of_torch_adds() -> None:
     assert RUNTIME_STAGE.index("constraints-gpu.txt") < RUNTIME_STAGE.index("ARG EXTRAS")
 
 
-def pypi_reachable() -> bool:
-    try:
-        socket.create_connection(("pypi.org", 443), timeout=5).close()
-    except OSError:
-        return False
-    return True
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not pypi_reachable(), reason="PyPI is not reachable: the GPU image's resolution needs it")
 def test_every_package_the_gpu_image_installs_is_pinned() -> None:
-    # What pip would install for the GPU stage (PyPI's metadata, Linux x86_64, Python 3.11) under the
-    # two constraints files, against their pins: a package named in neither fails the check.
-    files = [ROOT / "constraints.txt", ROOT / "constraints-gpu.txt"]
-    installed = gpu_constraints.resolve(files)
-    assert {"torch", "triton", "nvidia-cudnn-cu13"} <= set(installed)
-    assert gpu_constraints.unpinned(installed, *map(gpu_constraints.pins, files)) == {}
+    # What pip would install for the GPU stage (PyPI's metadata, Linux x86_64, Python 3.11) under the two
+    # constraints files was resolved, and found pinned, by docker/gpu_constraints.py for exactly these
+    # files and requirements: with every version pinned, that resolution depends on nothing else, so the
+    # fingerprint it recorded stands for it here, without the network (make lock runs it again).
+    cpu = gpu_constraints.pins(ROOT / "constraints.txt")
+    gpu = gpu_constraints.pins(ROOT / "constraints-gpu.txt")
+    recorded = gpu_constraints.recorded_fingerprint(ROOT / "constraints-gpu.txt")
+    assert recorded == gpu_constraints.fingerprint(gpu_constraints.gpu_requirements(), cpu, gpu), (
+        "constraints.txt, constraints-gpu.txt or the GPU image's requirements changed since the GPU image was "
+        "resolved against PyPI: run `python docker/gpu_constraints.py --check` (or `make lock`)"
+    )
+
+
+def test_the_gpu_fingerprint_changes_with_every_input_of_the_resolution() -> None:
+    requirements = gpu_constraints.gpu_requirements()
+    assert any(line.startswith("torch") for line in requirements)  # the GPU image's extras are in
+    cpu = gpu_constraints.pins(ROOT / "constraints.txt")
+    gpu = gpu_constraints.pins(ROOT / "constraints-gpu.txt")
+    base = gpu_constraints.fingerprint(requirements, cpu, gpu)
+    assert gpu_constraints.fingerprint(requirements, {**cpu, "torch": "0.0.1"}, gpu) != base
+    assert gpu_constraints.fingerprint(requirements, cpu, {k: v for k, v in gpu.items() if k != "triton"}) != base
+    assert gpu_constraints.fingerprint([*requirements, "numpy"], cpu, gpu) != base
+    assert gpu_constraints.fingerprint(requirements, cpu, gpu) == base
 
 
 def test_the_light_extra_brings_no_torch_and_the_full_one_every_baseline() -> None:
