@@ -1,9 +1,12 @@
-"""A private test split: a phase keeps part of its scoring units private until it is revealed.
+"""A private test split: a phase keeps part of its scoring units private until it is revealed; final
+submissions and a frozen board.
 
 ``phases.private_share`` (null: no split), ``phases.split_secret`` (the key the unit ids are hashed with) and
 ``phases.private_board`` (what the board ranks by after the reveal: ``private`` or ``all`` units);
 ``scores.private_metrics`` and ``scores.private_units`` (the private board's metrics and the private units'
-statistics; the score's other columns then hold the public units' report).
+statistics; the score's other columns then hold the public units' report); ``phases.final_submissions`` (how
+many submissions a team marks as final, in ``submissions.chosen``: the best of them on the private board counts
+after the reveal) and ``phases.frozen_at`` (after it the public board stops changing until the reveal).
 
 Revision ID: 0011
 Revises: 0010
@@ -29,6 +32,8 @@ def upgrade() -> None:
         batch.add_column(sa.Column("private_share", sa.Float(), nullable=True))
         batch.add_column(sa.Column("split_secret", sa.String(length=64), nullable=True))
         batch.add_column(sa.Column("private_board", sa.String(length=16), server_default="private", nullable=False))
+        batch.add_column(sa.Column("final_submissions", sa.Integer(), nullable=True))
+        batch.add_column(sa.Column("frozen_at", sa.DateTime(timezone=True), nullable=True))
         batch.create_check_constraint(
             op.f("ck_phases_private_share"), "private_share IS NULL OR (private_share > 0 AND private_share < 1)"
         )
@@ -43,6 +48,8 @@ def downgrade() -> None:
         batch.drop_column("private_metrics")
     with op.batch_alter_table("phases") as batch:
         batch.drop_constraint(op.f("ck_phases_private_share"), type_="check")
+        batch.drop_column("frozen_at")
+        batch.drop_column("final_submissions")
         batch.drop_column("private_board")
         batch.drop_column("split_secret")
         batch.drop_column("private_share")

@@ -53,6 +53,7 @@ def _application() -> typer.Typer:
 
     built.command("submit")(client.submit_command)
     built.command("leaderboard")(client.leaderboard_command)
+    built.command("final")(client.final_command)
     built.add_typer(client.baseline_app, name="baseline")
     return built
 

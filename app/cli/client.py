@@ -277,6 +277,27 @@ def describe_progress(run: dict[str, Any]) -> str:
 
 
 @baseline_app.command("run")
+def final_command(
+    submission: Annotated[int, typer.Argument(help="The submission's id.")],
+    server: Annotated[str, typer.Option("--server", help="The server's address, like http://127.0.0.1:8000.")],
+    token: Annotated[str, typer.Option("--token", help="Your API token.")],
+    unmark: Annotated[bool, typer.Option("--unmark", help="Take the mark off instead.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+) -> None:
+    """Mark a submission as one of your team's final ones (phases with final_submissions; in a phase whose selection
+    is chosen, the one that counts). A refusal (too many marked, not yours) exits with code 2 and the reason."""
+    action = "unchoose" if unmark else "choose"
+    url = f"{server.rstrip('/')}/api/v1/submissions/{submission}/{action}"
+    response = api_request("POST", url, headers={"Authorization": f"Bearer {token}"})
+    if response.status_code != 200:
+        fail_refused(response, as_json)
+    body = response.json()
+    if as_json:
+        sys.stdout.write(json.dumps(body, ensure_ascii=False) + "\n")
+    else:
+        typer.echo(f"submission {submission}: {'marked' if body['chosen'] else 'not marked'}")
+
+
 def run_command(
     name: Annotated[str, typer.Argument(help="The baseline system (see `podium baselines`).")],
     server: Annotated[str, typer.Option("--server", help="The server's address, like http://127.0.0.1:8000.")],

@@ -26,7 +26,7 @@ from app.services.boards.staleness import fingerprint
 from app.services.code.settings import CodeSettings
 from app.services.competitions.catalog import phase_state, task_description
 from app.storage.models import Phase, Visibility
-from leaderboard.ranking import Candidate, Entry, Rules, Selection, rank
+from leaderboard.ranking import Candidate, Entry, Rules, Selection, rank, utc
 from leaderboard.uncertainty import BoardUncertainty, phase_seed
 from scorers import ScorerDescription, get_scorer
 from scorers.split import PrivateBoard
@@ -68,6 +68,9 @@ class PhaseFacts:
     #: what the board ranks by once the phase is revealed (``private`` or ``all`` units).
     private_share: float | None = None
     private_board: str = "private"
+    #: How many final submissions a team marks (None: none), and when the public board froze (None: never).
+    final_submissions: int | None = None
+    frozen_at: datetime | None = None
 
     @property
     def ref(self) -> PhaseRef:
@@ -76,6 +79,11 @@ class PhaseFacts:
     @property
     def metrics_public(self) -> bool:
         return self.visibility == Visibility.PUBLIC or self.revealed_at is not None
+
+    @property
+    def frozen(self) -> bool:
+        """Whether the public board shows only what was submitted before ``frozen_at`` (until the reveal)."""
+        return self.frozen_at is not None and self.revealed_at is None
 
     @property
     def ranked_by(self) -> RankedBy:
@@ -114,6 +122,8 @@ class PhaseFacts:
             starting_kit=bool(code and code.starting_kit),
             private_share=phase.private_share,
             private_board=phase.private_board,
+            final_submissions=phase.final_submissions,
+            frozen_at=phase.frozen_at,
         )
 
 
@@ -184,6 +194,10 @@ def compute_snapshot(
     if not hidden:
         breakdowns = described.leaderboard_breakdowns
         read = standings.candidates(session, phase, with_columns=breakdowns)
+        if viewers == "public" and phase.frozen_at is not None and phase.revealed_at is None:
+            # A frozen board: what came later is scored and shown to its team, not here, until the reveal.
+            frozen_at = utc(phase.frozen_at)
+            read = [c for c in read if utc(c.submitted_at) < frozen_at]
     entries = tuple(rank(read, rules))
     split = None
     revealed = phase.private_share is not None and phase.revealed_at is not None
@@ -222,7 +236,7 @@ def _split(session: Session, phase: Phase, read: list[Candidate], rules: Rules, 
         private_share=float(phase.private_share or 0.0),
         ranked_by="all" if phase.private_board == "all" else "private",
         revealed=revealed,
-        final_submissions=None,
+        final_submissions=phase.final_submissions,
     )
 
 

@@ -292,6 +292,8 @@ class _Reader(KeyPathChecker):
                 f"the ids of {scorer.name} cannot be replaced; they can for {', '.join(renamable_formats())}",
             )
         split = read_split(self, m, path, scorer)
+        if split.frozen_at is not None and starts_at is not None and split.frozen_at <= starts_at:
+            self.add(key_path(path, "frozen_at"), "must be later than starts_at")
         code, code_inputs, kit = read_code(self, m, path, slug, gold, scorer)
         if kit is not None and self.unique_name(kit.name, key_path(path, "code.starting_kit"), names):
             public.append(kit)
@@ -319,6 +321,8 @@ class _Reader(KeyPathChecker):
             code_inputs=code_inputs,
             private_share=split.private_share,
             private_board=split.private_board,
+            final_submissions=split.final_submissions,
+            frozen_at=split.frozen_at,
         )
 
     def gold(self, m: dict[str, Any], path: str, scorer: Scorer[Any, Any, Any] | None) -> BundleFile | None:

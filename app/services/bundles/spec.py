@@ -55,6 +55,10 @@ class PhaseSpec:
     #: reveal (None: no split) and what the board ranks by after it (``private`` or ``all`` units).
     private_share: float | None = None
     private_board: str = "private"
+    #: How many submissions a team marks as final (None: the public board's choice counts on the private board),
+    #: and when the public board stops changing until the reveal (None: never).
+    final_submissions: int | None = None
+    frozen_at: datetime | None = None
 
 
 @dataclass(frozen=True)

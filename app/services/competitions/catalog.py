@@ -167,6 +167,8 @@ def _add_task(session: Session, competition: Competition, spec: TaskSpec, positi
             # The key of the phase's split (``scorers.split``): made here, kept in the database, never shown.
             split_secret=secrets.token_hex(32) if p.private_share is not None else None,
             private_board=p.private_board,
+            final_submissions=p.final_submissions,
+            frozen_at=p.frozen_at,
             position=phase_position,
         )
         session.add(phase)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from sqlalchemy import exists, select, update
+from sqlalchemy import exists, func, select, update
 from sqlalchemy.orm import Session
 
 from app.services.accounts.access import require_organizer
 from app.services.errors import Conflict, Forbidden
 from app.services.jobs.enqueue import enqueue_after_commit
 from app.services.scoring.job import SCORE_SUBMISSION
+from app.services.submissions.quota import lock_entry
 from app.services.submissions.results import context_of, get_submission
 from app.storage.models import CodeRun, Phase, RunStatus, Submission, SubmissionStatus, User
 
@@ -65,16 +66,64 @@ def rescore_phase(session: Session, user: User | None, phase: Phase) -> int:
 
 
 def choose(session: Session, user: User | None, submission_id: int) -> Submission:
-    """Mark the submission as the one that counts for its team (phases whose selection is ``chosen``)."""
+    """Mark the submission as one that counts for its team: the one (phases whose selection is ``chosen``: the mark
+    moves to it), or one of its final submissions (phases with ``final_submissions``: up to that many marks)."""
     submission = get_submission(session, user, submission_id)
     if submission.is_baseline:
         raise Forbidden("baseline runs are not chosen by teams")
     if submission.status == SubmissionStatus.FAILED:
         raise Conflict("a failed submission cannot be chosen")
+    phase = context_of(session, submission)[0]
+    if phase.final_submissions is not None:
+        _mark_final(session, submission, phase.final_submissions)
+        session.refresh(submission)
+        return submission
     session.execute(
         update(Submission)
         .where(Submission.phase_id == submission.phase_id, Submission.team_id == submission.team_id)
         .values(chosen=Submission.id == submission.id)
+        .execution_options(synchronize_session=False)
+    )
+    session.refresh(submission)
+    return submission
+
+
+def _mark_final(session: Session, submission: Submission, allowed: int) -> None:
+    """Add the submission to its team's final ones, unless the team marked ``allowed`` others already. The team's
+    entry row is locked first (``quota.lock_entry``), so two marks sent at once cannot both pass the count."""
+    if submission.team_id is not None:
+        lock_entry(session, submission.phase_id, submission.team_id)
+    marked = session.scalar(
+        select(func.count(Submission.id)).where(
+            Submission.phase_id == submission.phase_id,
+            Submission.team_id == submission.team_id,
+            Submission.chosen,
+            Submission.id != submission.id,
+        )
+    )
+    if (marked or 0) >= allowed:
+        raise Conflict(
+            f"your team has marked {allowed} final submission{'s' if allowed != 1 else ''} already, the most this "
+            "phase takes: unmark one first",
+            code="too_many_final",
+        )
+    session.execute(
+        update(Submission)
+        .where(Submission.id == submission.id)
+        .values(chosen=True)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def unchoose(session: Session, user: User | None, submission_id: int) -> Submission:
+    """Take the team's mark off the submission (a final submission it no longer wants to count)."""
+    submission = get_submission(session, user, submission_id)
+    if submission.is_baseline:
+        raise Forbidden("baseline runs are not chosen by teams")
+    session.execute(
+        update(Submission)
+        .where(Submission.id == submission.id)
+        .values(chosen=False)
         .execution_options(synchronize_session=False)
     )
     session.refresh(submission)

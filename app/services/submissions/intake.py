@@ -190,8 +190,7 @@ def _plan(
     gold_sha = session.scalar(select(Blob.sha256).where(Blob.id == phase.gold_blob_id))
     assert gold_sha is not None
     key = gold_key(phase.id, gold_sha, task.scorer, task.scorer_options)
-    # Only an upload to a code phase is read here (with an ingestion program: is it code or results?).
-    code = code_runs.is_code_phase(phase) and code_runs.runs_as_code(phase, upload.content)
+    code = code_runs.runs_as_code(phase, upload.data)
     return _Plan(
         user_id=user.id,
         phase_id=phase.id,

@@ -144,6 +144,12 @@ class Phase(Base):
     private_share: Mapped[float | None] = mapped_column(Float)
     split_secret: Mapped[str | None] = mapped_column(String(64))
     private_board: Mapped[str] = mapped_column(String(16), default="private", server_default="private")
+    #: Each team marks up to this many submissions as final; after the reveal the best of them on the private board
+    #: counts (``app.services.boards.private``). None: the public board's choice counts.
+    final_submissions: Mapped[int | None]
+    #: After this instant the public board stops changing until the reveal: later submissions are scored and shown
+    #: to their teams only. None: never frozen.
+    frozen_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
     task: Mapped[Task] = relationship(back_populates="phases")
     files: Mapped[list[PhaseFile]] = relationship(order_by="PhaseFile.position")

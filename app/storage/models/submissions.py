@@ -111,14 +111,14 @@ class Score(Base):
     #: The primary metric's bootstrap interval, computed when the score was recorded
     #: (``leaderboard.uncertainty.interval_record``); null for scores recorded before intervals were.
     interval: Mapped[dict[str, Any] | None] = mapped_column(JSON)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-
-
     #: In a phase with a private split (``scorers.split``) the columns above hold the public units' report, all
     #: that participants see before the reveal; these hold the private board's metrics (its private units, or all
     #: units, as the phase says) and the private units' statistics. Null in a phase without a split.
     private_metrics: Mapped[dict[str, float] | None] = mapped_column(JSON)
     private_units: Mapped[dict[str, Any] | None] = deferred(mapped_column(JSON))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 @event.listens_for(Score, "before_update")
 def _scores_are_immutable(mapper: Any, connection: Any, target: Score) -> None:
     raise ValueError(f"score {target.id} is immutable; rescoring adds a new round")

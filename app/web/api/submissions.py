@@ -181,6 +181,14 @@ def rescore(submission_id: RowId, session: SessionDep, user: CurrentUser) -> Sub
 
 @router.post("/submissions/{submission_id}/choose", response_model=SubmissionOut)
 def choose(submission_id: RowId, session: SessionDep, user: CurrentUser) -> SubmissionOut:
-    """Make this the submission that counts for your team (phases with selection ``chosen``)."""
+    """Make this the submission that counts for your team (phases with selection ``chosen``), or mark it as one of
+    your team's final submissions (phases with ``final_submissions``: 409 ``too_many_final`` beyond that many)."""
     changes.choose(session, user, submission_id)
+    return SubmissionOut.of(results.show(session, user, submission_id))
+
+
+@router.post("/submissions/{submission_id}/unchoose", response_model=SubmissionOut)
+def unchoose(submission_id: RowId, session: SessionDep, user: CurrentUser) -> SubmissionOut:
+    """Take your team's mark off this submission (no longer final, or no longer the chosen one)."""
+    changes.unchoose(session, user, submission_id)
     return SubmissionOut.of(results.show(session, user, submission_id))

@@ -234,5 +234,18 @@ def choose(submission_id: RowId, request: Request, session: SessionDep, viewer: 
     """Make this the submission that counts for the team (phases whose selection is ``chosen``)."""
     submission = changes.choose(session, viewer, submission_id)
     view = _view(request, session, viewer, submission.id)
-    sessions.flash(request, f"Submission {submission.id} now counts for your team on the leaderboard.")
+    final = session.get(Phase, submission.phase_id)
+    if final is not None and final.final_submissions is not None:
+        sessions.flash(request, f"Submission {submission.id} is now one of your team's final submissions.")
+    else:
+        sessions.flash(request, f"Submission {submission.id} now counts for your team on the leaderboard.")
+    return redirect(urls.phase_part(view.ref, "submissions"))
+
+
+@router.post("/submissions/{submission_id}/unchoose", dependencies=CSRF)
+def unchoose(submission_id: RowId, request: Request, session: SessionDep, viewer: LoggedIn) -> Response:
+    """Take the team's mark off the submission (no longer one of its final submissions)."""
+    submission = changes.unchoose(session, viewer, submission_id)
+    view = _view(request, session, viewer, submission.id)
+    sessions.flash(request, f"Submission {submission.id} is no longer marked.")
     return redirect(urls.phase_part(view.ref, "submissions"))

@@ -138,6 +138,12 @@ class LeaderboardOut(BaseModel):
     private_board: list[MoveOut] | None = Field(
         None, description="the private board with each entrant's public rank: for organizers, and for all once revealed"
     )
+    final_submissions: int | None = Field(
+        None, description="how many submissions a team marks as final for the private board; null: no final choice"
+    )
+    frozen_at: datetime | None = Field(
+        None, description="the public board shows what was submitted before this, until the reveal; null: no freeze"
+    )
 
     @classmethod
     def of(cls, snapshot: BoardSnapshot) -> LeaderboardOut:
@@ -170,4 +176,6 @@ class LeaderboardOut(BaseModel):
             ranked_by=facts.ranked_by,
             private_share=facts.private_share,
             private_board=[MoveOut.of(move) for move in snapshot.split.moves] if snapshot.split else None,
+            final_submissions=facts.final_submissions,
+            frozen_at=facts.frozen_at,
         )

@@ -74,3 +74,22 @@ def _put_online(tmp_path: Path, session: Session) -> None:
     assert phase.split_secret is not None and len(phase.split_secret) == 64
     plain, _ = catalog.create_competition(session, load_bundle(write_bundle(tmp_path / "p", make_bundle(slug="plain"))))
     assert plain.tasks[0].phases[0].split_secret is None
+
+
+def test_final_submissions_and_a_freeze_are_read(tmp_path: Path) -> None:
+    spec = load_bundle(_bundle(tmp_path, private_share=0.5, final_submissions=2, frozen_at="2026-12-10T00:00Z"))
+    phase = spec.tasks[0].phases[0]
+    assert phase.final_submissions == 2
+    assert phase.frozen_at is not None and phase.frozen_at.isoformat() == "2026-12-10T00:00:00+00:00"
+
+
+def test_final_submissions_need_a_private_share_and_a_freeze_a_time(tmp_path: Path) -> None:
+    ((key, message),) = problems_of(_bundle(tmp_path, final_submissions=2))
+    assert key == f"{PHASE}.final_submissions" and "give the phase a private_share too" in message
+    ((key, message),) = problems_of(_bundle(tmp_path / "0", private_share=0.5, final_submissions=0))
+    assert key == f"{PHASE}.final_submissions" and "at least 1" in message
+    ((key, message),) = problems_of(_bundle(tmp_path / "t", frozen_at="soon"))
+    assert key == f"{PHASE}.frozen_at" and "ISO 8601" in message
+    early = _bundle(tmp_path / "e", starts_at="2026-12-10T00:00Z", frozen_at="2026-12-01T00:00Z")
+    ((key, message),) = problems_of(early)
+    assert key == f"{PHASE}.frozen_at" and "later than starts_at" in message
