@@ -22,18 +22,22 @@ from app.services.errors import InvalidInput
 from app.services.jobs.enqueue import enqueue_after_commit
 from app.storage.models import CodeRun, Phase, RunStatus, Submission, SubmissionStatus
 from codalab.ingestion import is_code_submission
+from app.storage.blobs import Content
 
 
 def is_code_phase(phase: Phase) -> bool:
     return phase.code is not None
 
 
-def runs_as_code(phase: Phase, data: bytes) -> bool:
+def runs_as_code(phase: Phase, data: bytes | Content) -> bool:
     """Whether an upload to ``phase`` is a program to run: any upload to a code phase, except, where the phase has
-    an ingestion program, a zip of result files (scored as it is, ``codalab.ingestion.is_code_submission``)."""
+    an ingestion program, a zip of result files (scored as it is, ``codalab.ingestion.is_code_submission``). An
+    upload's ``Content`` is read only in the last case, so a large program is never held whole."""
     if phase.code is None:
         return False
-    return not CodeSettings.of(phase.code).ingestion or is_code_submission(data)
+    if not CodeSettings.of(phase.code).ingestion:
+        return True
+    return is_code_submission(data.read() if isinstance(data, Content) else data)
 
 
 def check_program(data: bytes | BinaryIO) -> None:

@@ -190,7 +190,8 @@ def _plan(
     gold_sha = session.scalar(select(Blob.sha256).where(Blob.id == phase.gold_blob_id))
     assert gold_sha is not None
     key = gold_key(phase.id, gold_sha, task.scorer, task.scorer_options)
-    code = code_runs.runs_as_code(phase, upload.data)
+    # Only an upload to a code phase is read here (with an ingestion program: is it code or results?).
+    code = code_runs.is_code_phase(phase) and code_runs.runs_as_code(phase, upload.content)
     return _Plan(
         user_id=user.id,
         phase_id=phase.id,
