@@ -138,6 +138,21 @@ class Settings(BaseSettings):
         description="The most memory, in MB, a code phase may give one run of a participant's program (all its "
         "processes together; its memory_mb); a bundle asking for more is refused.",
     )
+    code_allow_gpu: bool = Field(
+        default=True,
+        description="Whether a code phase may ask for a GPU (`gpu: true`); off, a bundle whose programs need one "
+        "(no `gpu_fallback_cpu: true`) is refused.",
+    )
+    gpu_devices: str = Field(
+        default="",
+        description="The NVIDIA GPUs this worker gives code runs, by minor number (`0,1`: /dev/nvidia0 and "
+        "/dev/nvidia1), or `none`; empty: every /dev/nvidia<N> of the machine.",
+    )
+    gpu_lock_dir: Path | None = Field(
+        default=None,
+        description="Folder of the locks that give each GPU to one run at a time; every worker process sharing "
+        "the machine's GPUs must see the same one (default: the system's temporary folder).",
+    )
 
     @field_validator("program_runtimes")
     @classmethod
@@ -149,6 +164,17 @@ class Settings(BaseSettings):
             parse_runtimes(value)
         except RuntimeProblem as exc:
             raise ValueError(f"PODIUM_PROGRAM_RUNTIMES: {exc}") from None
+        return value
+
+    @field_validator("gpu_devices")
+    @classmethod
+    def _gpu_devices(cls, value: str) -> str:
+        from sandbox.gpus import GpuProblem, parse_setting
+
+        try:
+            parse_setting(value)
+        except GpuProblem as exc:
+            raise ValueError(f"PODIUM_GPU_DEVICES: {exc}") from None
         return value
 
     @field_validator("s3_bucket")

@@ -171,9 +171,9 @@ def worker_command(
 
 
 def _warn_without_sandbox(settings: Any, queues: str) -> None:
-    """Say at start, in one line, why a worker of the gpu queue cannot run programs (its code runs would fail
-    as the platform's, refunded). The worker still starts: the same queue carries the hosted baselines, which
-    need no sandbox."""
+    """Say at start, in one line, why a worker of the gpu queue cannot run programs (its code runs wait for a
+    worker that can, ``code.placement``). The worker still starts: the same queue carries the hosted baselines,
+    which need no sandbox."""
     from app.services.jobs.kinds import GPU
     from sandbox import SandboxUnavailable, check_available
 
@@ -182,7 +182,7 @@ def _warn_without_sandbox(settings: Any, queues: str) -> None:
     try:
         check_available(require_cgroup=not settings.sandbox_allow_no_cgroup)
     except SandboxUnavailable as exc:
-        warning = f"warning: this worker cannot run the {GPU} queue's code runs (they fail, refunded): {exc}"
+        warning = f"warning: this worker cannot run the {GPU} queue's code runs (they wait for one that can): {exc}"
         typer.echo(warning, err=True)
 
 

@@ -305,7 +305,12 @@ def test_a_phase_asking_for_more_than_the_server_allows_is_refused_by_key_path(d
         ({"inputs": [{"path": "data/test.tsv"}], "output": "../x"}, "code.output", "holds a folder separator"),
         ({"inputs": [{"path": "data/test.tsv"}]}, "code.output", "name the file the program writes"),
         ({"inputs": [{"path": "data/test.tsv"}], "output": "p.json", "memory_mb": 0}, "code.memory_mb", "at least 1"),
-        ({"inputs": [{"path": "data/test.tsv"}], "output": "p.json", "gpu": True}, "code.gpu", "unknown key"),
+        ({"inputs": [{"path": "data/test.tsv"}], "output": "p.json", "gpus": 2}, "code.gpus", "unknown key"),
+        (
+            {"inputs": [{"path": "data/test.tsv"}], "output": "p.json", "gpu_fallback_cpu": True},
+            "code.gpu_fallback_cpu",
+            "applies only to a phase with gpu: true",
+        ),
         ({"inputs": [{"path": "data/test.tsv"}], "output": "p", "starting_kit": 3}, "code.starting_kit", "a folder"),
         ({"inputs": [{"path": "data/test.tsv"}], "output": "p", "starting_kit": "k"}, "code.starting_kit", "not found"),
         (

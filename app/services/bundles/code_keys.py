@@ -10,6 +10,8 @@ code:
   memory_mb: 4096                            # all the run's processes together; at most PODIUM_CODE_MAX_MEMORY_MB
   show_logs: false                           # the team reads its program's stdout and stderr
   starting_kit: starting-kit                 # a folder of the bundle: zipped, a public file and the sample
+  gpu: false                                 # a run gets a GPU of its worker (PODIUM_CODE_ALLOW_GPU may forbid it)
+  gpu_fallback_cpu: false                    # with gpu: a worker without a GPU runs it on the CPU instead of waiting
   ingestion_program: {path: ingestion.zip}   # scorer: program only: a CodaLab/Codabench ingestion program
 ```
 
@@ -37,7 +39,10 @@ from scorers import Scorer
 CODE_KEYS = (
     frozenset({"inputs"}),
     frozenset(
-        ["command", "output", "runtime", "time_limit_s", "memory_mb", "show_logs", "starting_kit", "ingestion_program"]
+        [
+            *("command", "output", "runtime", "time_limit_s", "memory_mb", "show_logs", "starting_kit"),
+            *("ingestion_program", "gpu", "gpu_fallback_cpu"),
+        ]
     ),
 )
 #: The longest command and runtime name a bundle may give.
@@ -112,6 +117,9 @@ def read_code(
         )
     runtime = reader.text(m, "runtime", path, optional=True, max_length=MAX_RUNTIME).strip() or None
     kit = _starting_kit(reader, m.get("starting_kit"), key_path(path, "starting_kit"))
+    gpu, fallback = reader.flag(m, "gpu", path), reader.flag(m, "gpu_fallback_cpu", path)
+    if fallback and not gpu:
+        reader.add(key_path(path, "gpu_fallback_cpu"), "applies only to a phase with gpu: true")
     ingestion = _ingestion_program(reader, m, key_path(path, "ingestion_program"), scorer)
     if ingestion is not None:
         inputs = list(stored_inputs(ingestion, inputs))
@@ -123,6 +131,8 @@ def read_code(
         memory_mb=reader.positive(m, "memory_mb", path) or DEFAULT_MEMORY_MB,
         show_logs=reader.flag(m, "show_logs", path),
         starting_kit=kit.name if kit is not None else None,
+        gpu=gpu,
+        gpu_fallback_cpu=fallback,
         ingestion=ingestion is not None,
     )
     return settings, tuple(inputs), kit

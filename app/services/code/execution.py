@@ -109,6 +109,7 @@ def _how_it_ran(outcome: CodeOutcome) -> dict[str, Any]:
         "out_of_memory": run.out_of_memory,
         "wall_seconds": run.wall_seconds,
         "peak_memory_bytes": run.peak_memory_bytes,
+        "device": outcome.device,
         "stdout": _text(run.stdout),
         "stderr": _text(run.stderr),
         "stdout_bytes": run.stdout_bytes,

@@ -19,9 +19,9 @@ from functools import partial
 from sqlalchemy.orm import Session
 
 from app.config import Settings
-from app.services.code import execution
+from app.services.code import execution, placement
 from app.services.code.execution import CodeClaim
-from app.services.code.sandboxed import CodeOutcome, Isolation, run_code
+from app.services.code.sandboxed import CodeOutcome, Isolation
 from app.services.jobs.claiming import claim_next, failing
 from app.services.jobs.heartbeat import heartbeats
 from app.services.jobs.kinds import GPU, JobContext, JobKind
@@ -49,7 +49,7 @@ def run_code_job(ctx: JobContext, run_id: int) -> None:
     """Run the fairest waiting program (the message's own when nothing else waits); queue its predictions for
     scoring, or fail it (at the team's cost or refunded)."""
     retry = ctx.retrying(RUN_CODE)
-    held = claim_next(ctx, RUN_CODE, run_id, execution.claim, what="code run", give_up=_give_up)
+    held = claim_next(ctx, RUN_CODE, run_id, placement.claiming(ctx.settings), what="code run", give_up=_give_up)
     if held is None:
         return
     run_id = held.run_id
@@ -65,13 +65,13 @@ def run_code_job(ctx: JobContext, run_id: int) -> None:
         program, inputs = retry(
             f"reading the program of code run {run_id}", lambda: ctx.read(lambda s: execution.inputs(s, held))
         )
-        outcome = run_code(program, inputs, held.code, isolation(ctx.settings, held))
+        outcome = placement.run_here(ctx, held, program, inputs, isolation(ctx.settings, held))
         if outcome.predictions is not None:
             outcome = retry(
                 f"checking the predictions of code run {run_id}",
                 lambda: ctx.read(lambda s: _checked(ctx, s, held, outcome)),
             )
-    if attempt.failed:
+    if attempt.failed or outcome.released:
         return
     record: Callable[[Session], bool] = (
         (lambda s: execution.record_success(s, held, outcome, now=utcnow()))

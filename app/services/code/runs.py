@@ -3,7 +3,9 @@
 The upload (``submissions.intake``) stores the program as the submission's file, ``awaiting_run``, and
 ``start`` adds its run, sent to the ``gpu`` queue after the commit. ``view`` is the run as one viewer may
 see it: the team reads how it ended, its wall time and peak memory, and its program's logs only where
-the phase shows logs (a program can print the hidden inputs); organizers always read them.
+the phase shows logs (a program can print the hidden inputs); organizers always read them. A run no worker
+could take yet says what it waits for (``code.placement``: a GPU worker, a worker that can run code), and
+organizers read why.
 """
 
 from __future__ import annotations
@@ -76,6 +78,13 @@ class RunView:
     logs_shown: bool
     stdout: str | None = None
     stderr: str | None = None
+    #: While queued: the worker it waits for ("a GPU worker"); organizers also read why, after a colon.
+    waiting_for: str | None = None
+    #: The GPU it ran on ("GPU 0"; None: the CPU, or not run yet).
+    device: str | None = None
+    #: How much the program wrote to each, where the logs are shown (only their ends are kept).
+    stdout_bytes: int | None = None
+    stderr_bytes: int | None = None
 
 
 def _stage(run: CodeRun, submission: Submission) -> str:
@@ -106,4 +115,15 @@ def view(session: Session, submission: Submission, *, organizer: bool) -> RunVie
         logs_shown=shown,
         stdout=run.stdout if shown else None,
         stderr=run.stderr if shown else None,
+        waiting_for=_waiting(run, organizer=organizer),
+        device=run.device,
+        stdout_bytes=run.stdout_bytes if shown else None,
+        stderr_bytes=run.stderr_bytes if shown else None,
     )
+
+
+def _waiting(run: CodeRun, *, organizer: bool) -> str | None:
+    """What a queued run waits for; its team reads whom, organizers also why (it can name the worker's paths)."""
+    if run.status != RunStatus.QUEUED or not run.waiting_for:
+        return None
+    return run.waiting_for if organizer else run.waiting_for.partition(": ")[0]

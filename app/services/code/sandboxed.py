@@ -42,6 +42,10 @@ class CodeOutcome:
     run: RunResult | None
     predictions: bytes | None = None
     failure: str | None = None
+    #: The GPU it ran on ("GPU 0"; None: the CPU).
+    device: str | None = None
+    #: It did not run: this worker cannot run it, and it waits for one that can (why; ``code.placement``).
+    released: str | None = None
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,9 @@ class Isolation:
     isolation: str = "bwrap"
     require_cgroup: bool = True
     scratch: Path | None = None
+    #: A GPU's device nodes and environment (``sandbox.gpus.Gpu``), for a run that holds one.
+    devices: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
 
 
 def _root(program: Path) -> Path:
@@ -101,6 +108,7 @@ def run_code(program: bytes, inputs: bytes, code: CodeSettings, where: Isolation
         wall_seconds=code.time_limit_s,
         memory_bytes=code.memory_mb * MIB,
         require_cgroup=where.require_cgroup,
+        address_space=not where.devices,
     )
     space = Path(tempfile.mkdtemp(prefix="podium-code-", dir=where.scratch))
     try:
@@ -128,8 +136,9 @@ def run_code(program: bytes, inputs: bytes, code: CodeSettings, where: Isolation
             logs=space / "logs",
             limits=limits,
             runtime=where.runtime,
-            env=PROGRAM_ENV,
+            env={**PROGRAM_ENV, **dict(where.env)},
             isolation=where.isolation,
+            devices=where.devices,
         )
         if not result.ok:
             who = "The ingestion program failed on your code" if code.ingestion else "Your program failed"

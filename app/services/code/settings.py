@@ -1,6 +1,6 @@
 """How a code phase runs its programs (``CodeSettings``: the ``code:`` keys of a bundle but its inputs), and the
-operator's caps on what a bundle may ask for (``CodeCaps``, from ``PODIUM_CODE_MAX_TIME_S`` and
-``PODIUM_CODE_MAX_MEMORY_MB``). Stored on the phase as a mapping (``Phase.code``)."""
+operator's caps on what a bundle may ask for (``CodeCaps``, from ``PODIUM_CODE_MAX_TIME_S``,
+``PODIUM_CODE_MAX_MEMORY_MB`` and ``PODIUM_CODE_ALLOW_GPU``). Stored on the phase as a mapping (``Phase.code``)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,10 @@ class CodeSettings:
     show_logs: bool = False
     #: The name of the starting kit's zip among the phase's public files (``code.starting_kit``), its sample.
     starting_kit: str | None = None
+    #: A run gets a GPU of its worker (``code.gpu``); with ``gpu_fallback_cpu`` a worker without one runs it on
+    #: the CPU, else it waits for a worker with a GPU (``app.services.code.placement``).
+    gpu: bool = False
+    gpu_fallback_cpu: bool = False
     #: A CodaLab or Codabench phase with an ingestion program (``code.ingestion_program``): the ingestion
     #: program runs and imports the team's code (``app.services.code.ingestion``); a zip of result files is
     #: scored as it is.
@@ -65,6 +69,7 @@ class CodeCaps:
 
     max_time_s: int = 3600
     max_memory_mb: int = 16384
+    allow_gpu: bool = True
 
     def problems(self, code: CodeSettings, path: str) -> list[tuple[str, str]]:
         """``(key path, message)`` for each limit of ``code`` above the caps."""
@@ -77,9 +82,22 @@ class CodeCaps:
             out.append(
                 (f"{path}.memory_mb", f"{code.memory_mb} MB is more than this server allows ({self.max_memory_mb} MB)")
             )
+        if code.gpu and not code.gpu_fallback_cpu and not self.allow_gpu:
+            out.append(
+                (
+                    f"{path}.gpu",
+                    "this server gives programs no GPU (PODIUM_CODE_ALLOW_GPU is off): ask for none, or let the "
+                    "programs run on the CPU with gpu_fallback_cpu: true",
+                )
+            )
         return out
 
 
 def caps_of(settings: Settings) -> CodeCaps:
-    """The caps this server's settings give (``PODIUM_CODE_MAX_TIME_S``, ``PODIUM_CODE_MAX_MEMORY_MB``)."""
-    return CodeCaps(max_time_s=settings.code_max_time_s, max_memory_mb=settings.code_max_memory_mb)
+    """The caps this server's settings give (``PODIUM_CODE_MAX_TIME_S``, ``PODIUM_CODE_MAX_MEMORY_MB``,
+    ``PODIUM_CODE_ALLOW_GPU``)."""
+    return CodeCaps(
+        max_time_s=settings.code_max_time_s,
+        max_memory_mb=settings.code_max_memory_mb,
+        allow_gpu=settings.code_allow_gpu,
+    )

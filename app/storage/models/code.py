@@ -2,13 +2,14 @@
 
 A run is a job on the ``gpu`` queue (``app.services.code.job``) with the lease columns of every job row.
 It keeps how the program ran (exit status, wall time, the most memory its processes held together, the
-ends of stdout and stderr) and, once it succeeded, the submission's blob is its predictions while
-``program_blob_id`` keeps the program the team uploaded.
+ends of stdout and stderr, the GPU it ran on) and, once it succeeded, the submission's blob is its predictions
+while ``program_blob_id`` keeps the program the team uploaded. While it waits for a worker that can run it (one
+with a GPU, one with a usable sandbox) ``waiting_for`` says which (``app.services.code.placement``).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, Index, Text
+from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, deferred, mapped_column
 
 from app.storage.enums import RunStatus
@@ -44,3 +45,7 @@ class CodeRun(LeasedRow, Base):
     stderr: Mapped[str] = deferred(mapped_column(Text, default="", nullable=False))
     stdout_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
     stderr_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: While queued: the worker it waits for and why ("a GPU worker: ..."), set by a worker that could not run it.
+    waiting_for: Mapped[str] = mapped_column(Text, default="")
+    #: The GPU the program ran on ("GPU 0"; null: the CPU).
+    device: Mapped[str | None] = mapped_column(String(40))

@@ -41,6 +41,16 @@ class CodeRunOut(BaseModel):
     logs_shown: bool
     stdout: str | None = Field(description="the end of the program's stdout, where the viewer may read it")
     stderr: str | None
+    waiting_for: str | None = Field(
+        None,
+        description="while queued: the worker it waits for (a GPU worker, a worker that can run code); "
+        "organizers also read why, after a colon",
+    )
+    device: str | None = Field(None, description="the GPU it ran on (null: the CPU, or it has not run)")
+    stdout_bytes: int | None = Field(
+        None, description="how much the program wrote to stdout (only its end is kept), where the logs are shown"
+    )
+    stderr_bytes: int | None = None
 
 
 class SubmissionOut(BaseModel):
