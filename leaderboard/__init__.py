@@ -3,9 +3,10 @@
 ``ranking`` decides who is ranked where; ``tables`` turns metrics and breakdowns into rows for pages;
 ``exports`` writes CSV and JSON; ``bootstrap`` gives confidence intervals from stored unit
 statistics, ``significance`` paired comparisons of neighbours and groups of tied systems, both on the
-replicates of ``resampling``; ``uncertainty`` puts both together for a board (what a score stores,
-what a board shows); ``charts`` renders SVG charts with matplotlib. ``charts`` is deliberately not imported
-here: import ``leaderboard.charts`` where a chart is drawn, so that code that only ranks or exports
+replicates of ``resampling`` (``strata`` widens for strata too small to resample); ``uncertainty`` puts both
+together for a board (what a score stores, what a board shows); ``ladder`` the Ladder, a board a team cannot
+overfit by submitting many variants; ``charts`` renders SVG charts with matplotlib. ``charts`` is deliberately
+not imported here: import ``leaderboard.charts`` where a chart is drawn, so that code that only ranks or exports
 does not load matplotlib.
 """
 
