@@ -106,8 +106,9 @@ def test_the_leaderboard_is_public_with_percentages_arrows_and_links(db: Databas
     # bob: 4/4 right = 100.00 %; ada: 2/4 = 50.00 %
     # Rank, team and primary score come first, then the interval and the tied group.
     assert [(c[0], c[1], c[2]) for c in cells] == [("1", "bob", "100.00"), ("2", "ada", "50.00")]
-    # Four labels cannot tell 4 right from 2 right: one tied group, in the column after the interval.
-    assert [c[4] for c in cells] == ["1", "1"]
+    # Four labels are too few to compare 4 right with 2 right: no tied group (not "tied"), and the board says so.
+    assert [c[4] for c in cells] == ["–", "–"]
+    assert "Too few documents to compare entries" in text(board)
     assert "accuracy ↑" in board.text
     assert f'<a href="/submissions/{bob_perfect}">oracle</a>' in board.text
     assert 'class="table-scroll"' in board.text  # scrolls sideways on a phone
@@ -162,8 +163,10 @@ def test_exports_of_the_leaderboard_and_the_per_document_scores(db: Database, cl
     assert rows[0] == ["rank", "team", "system", "submitted_at", "baseline", "accuracy", *UNCERTAINTY_FIELDS]
     assert rows[1][:3] == ["1", "ada", "'=cmd"]  # a formula-like name is defused for spreadsheets
     assert rows[1][4:6] == ["false", "0.5"]
-    # The interval of 4 labels: flagged as resting on few units, not of zero width; one tied group.
-    assert rows[1][8:] == ["0.95", "bca-expanded", "4", "true", "false", "1"]
+    # The interval of 4 labels: flagged as resting on few units, not of zero width, rough; one entry, one group.
+    assert rows[1][8:13] == ["0.95", "bca-expanded", "4", "true", "false"]
+    assert rows[1][13:15] == ["true", "false"] and rows[1][15].startswith("rough: from 4 units")
+    assert rows[1][16] == "1"
     data = client.get(f"{BOARD}/leaderboard.json").json()
     assert [(e["rank"], e["team"], e["metrics"]) for e in data["entries"]] == [(1, "ada", {"accuracy": 0.5})]
     documents = list(csv.reader(io.StringIO(client.get(f"{BOARD}/documents.csv").text)))
