@@ -299,6 +299,23 @@ TABLE: tuple[Row, ...] = (
         shows=organizers_see("run_log")),
     row("GET", API + "/baseline-runs/{run_id}",          401, 404, 404, 404, 200, 200, shows=organizers_see("run_log")),
     row("POST", API + "/baseline-runs/{run_id}/cancel",  401, 404, 404, 404, 202, 202),
+    # a competition's own queues (organizers; the world's phases run no code) and the remote worker protocol (a
+    # worker credential only: no API token, no session opens it; a file link is signed)
+    row("POST", C + "/queues",                           401, 403, 403, 403, 201, 201, send=json_body(name="lab")),
+    row("GET", C + "/queues",                            401, 403, 403, 403, 200, 200),
+    row("GET", C + "/queues/{name}",                     401, 403, 403, 403, 404, 404, path=C + "/queues/lab"),
+    row("POST", C + "/queues/{name}/credentials",        401, 403, 403, 403, 404, 404, path=C + "/queues/lab/credentials",
+        send=json_body(label="box")),
+    row("POST", C + "/queues/{name}/credentials/{credential_id}/revoke", 401, 403, 403, 403, 404, 404,
+        path=C + "/queues/lab/credentials/1/revoke"),
+    row("POST", C + "/queues/{name}/credentials/{credential_id}/rotate", 401, 403, 403, 403, 404, 404,
+        path=C + "/queues/lab/credentials/1/rotate"),
+    row("PUT", PH + "/queue",                            401, 403, 403, 403, 422, 422, send=json_body(queue=None)),
+    row("POST", API + "/worker/claim",                   401, 401, 401, 401, 401, 401),
+    row("POST", API + "/worker/runs/{run_id}/heartbeat", 401, 401, 401, 401, 401, 401,
+        path=API + "/worker/runs/1/heartbeat", send=json_body(lease="1.1.0")),
+    row("POST", API + "/worker/runs/{run_id}/result",    401, 401, 401, 401, 401, 401, path=API + "/worker/runs/1/result"),
+    row("GET", API + "/worker/files/{token}",            403, 403, 403, 403, 403, 403, path=API + "/worker/files/forged"),
     row("GET", API + "/health",                          200, 200, 200, 200, 200, 200),
 
     # -- pages -------------------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from app.services.jobs import fair
 from app.services.jobs.kinds import JobContext, JobKind
 from app.services.jobs.lease import QUEUED, RUNNING, JobRow
 from app.services.jobs.retry import GaveUp, error_text
+from app.services.jobs.routing import on_platform
 from app.storage.types import utcnow
 
 log = logging.getLogger(__name__)
@@ -56,12 +57,14 @@ class ClaimStep(Protocol[C]):
 
 
 def eligible(model: JobRow, named: int, now: datetime) -> ColumnElement[bool]:
-    """Rows a message naming ``named`` may claim: see the module's docstring."""
+    """Rows a message naming ``named`` may claim: see the module's docstring. Never a row that a competition's
+    own queue serves (``routing.on_platform``)."""
     own_or_sent = or_(model.id == named, model.sent_at == model.enqueued_at)
     expired = and_(model.status == RUNNING, model.lease_expires_at < now)
     return and_(
         or_(model.status == QUEUED, and_(expired, model.enqueued_at >= model.lease_expires_at)),
         own_or_sent,
+        on_platform(model),
     )
 
 

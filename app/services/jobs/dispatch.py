@@ -38,6 +38,7 @@ from sqlalchemy.orm import Session
 from app.services.jobs import counters
 from app.services.jobs.kinds import JobKind
 from app.services.jobs.lease import QUEUED, RUNNING, JobRow
+from app.services.jobs.routing import on_platform
 
 #: Most rows one sweep sends for one kind of job, oldest first; the next sweep sends the rest.
 SWEEP_BATCH = 500
@@ -69,8 +70,10 @@ def _take(
 ) -> list[int]:
     """Mark the rows that meet ``condition`` (oldest first, at most ``limit``) and count them:
     ``resumed`` the running ones (their worker died) or all of them (``worker_died``), ``resent``
-    the queued ones."""
+    the queued ones. Never a row that a competition's own queue serves (``routing.on_platform``): its remote
+    workers ask for it."""
     model = kind.row
+    condition = and_(condition, on_platform(model))
     candidates = list(
         session.scalars(select(model.id).where(condition).order_by(model.created_at, model.id).limit(limit))
     )

@@ -28,6 +28,7 @@ from app.storage.models.lease import LeasedRow
 from app.storage.models.operations import BrokerMarker, IdempotencyKey, JobCounter
 from app.storage.models.secrets import ServerSecret
 from app.storage.models.submissions import Blob, PhaseEntry, ProgramRun, Score, Submission
+from app.storage.models.workers import PhaseQueue, WorkerCredential, WorkerQueue
 
 __all__ = [
     "ApiToken",
@@ -50,6 +51,7 @@ __all__ = [
     "PhaseChange",
     "PhaseEntry",
     "PhaseFile",
+    "PhaseQueue",
     "ProgramRun",
     "RunStatus",
     "Score",
@@ -64,4 +66,6 @@ __all__ = [
     "TeamMember",
     "User",
     "Visibility",
+    "WorkerCredential",
+    "WorkerQueue",
 ]

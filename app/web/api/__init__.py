@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 
-from app.web.api import accounts, baselines, competitions, leaderboards, submissions
+from app.web.api import accounts, baselines, competitions, leaderboards, queues, submissions
 from app.web.deps import get_optional_user, refuse_nul_characters
 from app.web.schemas.common import ErrorOut, Health
 
@@ -34,6 +34,7 @@ router.include_router(competitions.router)
 router.include_router(submissions.router)
 router.include_router(leaderboards.router)
 router.include_router(baselines.router)
+router.include_router(queues.router)
 
 
 @router.get("/health", response_model=Health, tags=["server"])

@@ -1,0 +1,27 @@
+"""Which job rows the platform's own workers take: every row but the code runs of phases that send them to a
+competition's own queue (``PhaseQueue``, served by the organizers' remote workers: ``app.services.workers``).
+
+The claim (``claiming.eligible``) and the sweepers (``dispatch``) both read ``on_platform``, so a run of such a
+phase is never taken nor sent again by the platform; moving the phase back (deleting its ``PhaseQueue``) makes
+its waiting runs the platform's at once, and the sweeper sends them.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import ColumnElement, select, true
+
+from app.services.jobs.lease import JobRow
+from app.storage.models import CodeRun, PhaseQueue, Submission
+
+
+def routed_phases() -> ColumnElement[bool]:
+    """Code runs whose phase sends them to a competition's own queue."""
+    remote = select(Submission.id).join(PhaseQueue, PhaseQueue.phase_id == Submission.phase_id)
+    return CodeRun.submission_id.in_(remote)
+
+
+def on_platform(model: JobRow) -> ColumnElement[bool]:
+    """The rows of ``model`` that the platform's workers take."""
+    if model is CodeRun:
+        return ~routed_phases()
+    return true()
