@@ -20,7 +20,7 @@ from typing import Any, Literal, cast
 
 from sqlalchemy.orm import Session
 
-from app.services.boards import private, standings, uncertainty
+from app.services.boards import ladder, private, standings, uncertainty
 from app.services.boards.private import RankedBy, SplitBoard
 from app.services.boards.staleness import fingerprint
 from app.services.code.settings import CodeSettings
@@ -68,6 +68,8 @@ class PhaseFacts:
     #: what the board ranks by once the phase is revealed (``private`` or ``all`` units).
     private_share: float | None = None
     private_board: str = "private"
+    #: ``ladder``: the public board shows each team's score as the Ladder does (``app.services.boards.ladder``).
+    board: str = "plain"
     #: How many final submissions a team marks (None: none), and when the public board froze (None: never).
     final_submissions: int | None = None
     frozen_at: datetime | None = None
@@ -122,6 +124,7 @@ class PhaseFacts:
             starting_kit=bool(code and code.starting_kit),
             private_share=phase.private_share,
             private_board=phase.private_board,
+            board=phase.board,
             final_submissions=phase.final_submissions,
             frozen_at=phase.frozen_at,
         )
@@ -198,7 +201,8 @@ def compute_snapshot(
             # A frozen board: what came later is scored and shown to its team, not here, until the reveal.
             frozen_at = utc(phase.frozen_at)
             read = [c for c in read if utc(c.submitted_at) < frozen_at]
-    entries = tuple(rank(read, rules))
+    shown = ladder.on_ladder(session, phase, read, rules, described) if phase.board == ladder.LADDER else read
+    entries = tuple(rank(shown, rules))
     split = None
     revealed = phase.private_share is not None and phase.revealed_at is not None
     if not hidden and phase.private_share is not None and (revealed or viewers == "organizers"):
@@ -216,7 +220,7 @@ def compute_snapshot(
         description=described,
         rules=rules,
         entries=entries,
-        candidates=tuple(c for c in read if c.rankable),
+        candidates=tuple(c for c in shown if c.rankable),
         generation=generation_at_start,
         fingerprint=seen,
         made_at=now,

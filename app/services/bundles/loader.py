@@ -38,6 +38,8 @@ MAX_YAML_BYTES = 1024 * 1024
 PARTICIPATION = tuple(Participation)
 VISIBILITY = tuple(Visibility)
 SELECTION = tuple(Selection)
+#: What a phase's public board shows of each team (``board``): every score, or the Ladder's.
+BOARDS = ("plain", "ladder")
 #: Competitions, tasks and phases hold their titles in columns of one size.
 MAX_TITLE = column_length(Competition.title)
 
@@ -51,7 +53,8 @@ TASK_KEYS = _keys("slug title scorer phases", "description scorer_options traini
 PHASE_KEYS = _keys(
     "slug title gold",
     "description starts_at ends_at public_files daily_limit total_limit visibility selection max_upload_bytes "
-    "opaque_ids intervals execution_time_limit show_program_stderr ingestion_program code " + " ".join(SPLIT_KEYS),
+    "opaque_ids intervals board execution_time_limit show_program_stderr ingestion_program code "
+    + " ".join(SPLIT_KEYS),
 )
 FILE_KEYS = _keys("", "path data derive from name")
 
@@ -279,6 +282,9 @@ class _Reader(KeyPathChecker):
         intervals = self.flag(m, "intervals", path, default=not whole)
         if whole and intervals:
             self.add(key_path(path, "intervals"), f"{scorer.name} scores a submission as a whole: no units to resample")
+        board = self.choice(m, "board", path, BOARDS)
+        if whole and board == "ladder":
+            self.add(key_path(path, "board"), f"{scorer.name} scores a submission as a whole: no units to compare on")
         execution_time_limit = self.positive(m, "execution_time_limit", path)
         show_program_stderr = self.flag(m, "show_program_stderr", path)
         ingestion_program = self.flag(m, "ingestion_program", path)
@@ -314,6 +320,7 @@ class _Reader(KeyPathChecker):
             max_upload_bytes=max_upload_bytes,
             opaque_ids=opaque_ids,
             intervals=intervals,
+            board=board,
             execution_time_limit=execution_time_limit,
             show_program_stderr=show_program_stderr,
             ingestion_program=ingestion_program,

@@ -42,6 +42,8 @@ class PhaseSpec:
     opaque_ids: bool = False
     #: The board shows confidence intervals and neighbour comparisons (``intervals: false`` turns them off).
     intervals: bool = True
+    #: ``plain``, or ``ladder``: a team's public score moves only past the paired standard error (the Ladder).
+    board: str = "plain"
     #: For the ``program`` scorer: the wall time of one run in seconds (None: 10 minutes), whether a team
     #: reads the end of a failed run's stderr, and whether the phase had an ingestion program (its page says
     #: so; ``code.ingestion`` runs it on code submissions).

@@ -158,6 +158,7 @@ def _add_task(session: Session, competition: Competition, spec: TaskSpec, positi
             max_upload_bytes=p.max_upload_bytes,
             opaque_ids=p.opaque_ids,
             intervals=p.intervals,
+            board=p.board,
             execution_time_limit=p.execution_time_limit,
             show_program_stderr=p.show_program_stderr,
             ingestion_program=p.ingestion_program,

@@ -200,7 +200,8 @@ def describe(
     """The submission as this viewer may see it (numbers only where they may be seen; the breakdown
     with ``detail``); ``place`` is its place in the queue while it is queued (``queue_stats.queue_places``)."""
     task = phase.task
-    visible = organizer or phase.metrics_public
+    # A ladder board answers a team with its board score alone (``app.services.boards.ladder``).
+    visible = organizer or (phase.metrics_public and phase.board != "ladder")
     notes = None
     if organizer:
         notes = OrganizerNotes(

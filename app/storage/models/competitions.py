@@ -128,6 +128,9 @@ class Phase(Base):
     #: The board shows confidence intervals and neighbour comparisons (``intervals: false`` in the bundle
     #: turns both off).
     intervals: Mapped[bool] = mapped_column(default=True, server_default=true())
+    #: What the public board shows of each team: ``plain`` (its submissions' scores) or ``ladder`` (a new score only
+    #: when a submission beats the last shown one by the paired standard error: ``app.services.boards.ladder``).
+    board: Mapped[str] = mapped_column(String(16), default="plain", server_default="plain")
     #: Scoring programs (the ``program`` scorer): the wall time one run may take, in seconds (None: 10 minutes),
     #: and whether a team reads the end of the program's stderr when its submission failed.
     execution_time_limit: Mapped[int | None]

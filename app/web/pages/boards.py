@@ -226,6 +226,9 @@ def documents_export(snapshot: BoardSnapshot, extension: str, session_factory: C
     dimension = document_dimension(snapshot.description)
     if dimension is None:
         raise NotFound(f"the scorer {snapshot.description.name} keeps no per-document scores")
+    if snapshot.facts.board == "ladder" and snapshot.viewers == "public":
+        # Each document's score of the submissions the ladder shows would answer what the ladder refuses to.
+        raise NotFound("a ladder board shows no per-document scores")
     ids = [e.candidate.submission_id for e in snapshot.entries]
     with session_factory() as session:
         breakdowns = {sid: score.breakdown for sid, score in current_scores(session, ids, full=True).items()}

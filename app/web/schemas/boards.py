@@ -126,6 +126,9 @@ class LeaderboardOut(BaseModel):
     intervals: bool = Field(description="the phase shows intervals and comparisons (its bundle may turn them off)")
     comparisons: list[ComparisonOut] = Field(description="each entry against the next, paired on the same units")
     few_units: bool = Field(description="some interval rests on fewer than 20 units")
+    board: str = Field(
+        "plain", description="ladder: each team's score moves only past the paired standard error (the Ladder)"
+    )
     too_few_units: bool = Field(
         False, description="no pair could be compared (5 units or fewer): no tied groups, which does not mean tied"
     )
@@ -172,6 +175,7 @@ class LeaderboardOut(BaseModel):
             intervals=facts.intervals,
             comparisons=[ComparisonOut(**c.to_dict()) for c in uncertainty.comparisons] if uncertainty else [],
             few_units=bool(uncertainty and uncertainty.few_units),
+            board=facts.board,
             too_few_units=bool(uncertainty and not uncertainty.comparable),
             ranked_by=facts.ranked_by,
             private_share=facts.private_share,

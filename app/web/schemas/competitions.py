@@ -83,6 +83,9 @@ class PhaseOut(BaseModel):
     intervals: bool = Field(
         True, description="the leaderboard shows 95% intervals and comparisons of neighbours (off by the bundle)"
     )
+    board: str = Field(
+        "plain", description="plain, or ladder: a team's public score moves only past the paired standard error"
+    )
     execution_time_limit: int | None = Field(
         None, description="seconds one run of the scoring program may take (phases scored by a program)"
     )
@@ -122,6 +125,7 @@ class PhaseOut(BaseModel):
             max_upload_bytes=upload_limit(phase, limits),
             opaque_ids=phase.opaque_ids,
             intervals=phase.intervals,
+            board=phase.board,
             execution_time_limit=phase.execution_time_limit,
             ingestion_program=phase.ingestion_program,
             files=FileOut.of_files(session, list(phase.files), f"{url}/files"),
