@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
+import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -50,6 +51,9 @@ class Content:
         self._file = file
         self.size = size
         self.sha256 = sha256
+        # An upload's temporary file lives as long as its request holds the upload, however that ends (an
+        # error's traceback included: a finalizer runs before the collector finalizes the file itself).
+        self._close = weakref.finalize(self, file.close)
 
     @classmethod
     def of_bytes(cls, data: bytes, sha256: str | None = None) -> Content:
@@ -86,17 +90,13 @@ class Content:
             return file.read(size)
 
     def close(self) -> None:
-        self._file.close()
+        self._close()
 
     def __enter__(self) -> Content:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def __del__(self) -> None:
-        # An upload's temporary file lives as long as its request holds the upload, wherever that ends.
-        self._file.close()
 
 
 def stores_of(session: Session) -> BlobStores:
