@@ -259,6 +259,8 @@ TABLE: tuple[Row, ...] = (
     row("GET", C + "/participants",                      401, 403, 403, 403, 200, 200),
     row("GET", C + "/participants",                      401, 403, 403, 200, 403, 200,
         path=API + "/competitions/other/participants"),
+    row("GET", C + "/usage",                             401, 403, 403, 403, 200, 200),
+    row("GET", C + "/usage",                             401, 403, 403, 200, 403, 200, path=API + "/competitions/other/usage"),
     row("POST", C + "/participants/{name}/approve",      401, 403, 403, 403, 200, 200),
     row("POST", C + "/participants/{name}/refuse",       401, 403, 403, 403, 200, 200),
     row("DELETE", C + "/participants/{name}",            401, 403, 403, 403, 204, 204),

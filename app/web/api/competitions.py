@@ -12,7 +12,7 @@ from starlette.status import HTTP_201_CREATED
 from app.services.accounts import access
 from app.services.bundles.uploads import bundle_from_upload
 from app.services.code.settings import caps_of
-from app.services.competitions import catalog, downloads, participation, phase_edits, samples
+from app.services.competitions import catalog, downloads, participation, phase_edits, samples, usage
 from app.services.errors import InvalidInput, UploadTooLarge
 from app.storage.types import utcnow
 from app.web.deps import CurrentUser, SessionDep, StateDep
@@ -32,6 +32,7 @@ from app.web.schemas.competitions import (
     TaskOut,
     competition_url,
 )
+from app.web.schemas.usage import UsageOut
 from app.web.uploads import multipart_body, read_form
 
 router = APIRouter(prefix="/competitions", tags=["competitions"])
@@ -185,6 +186,12 @@ def list_participants(competition: str, session: SessionDep, user: CurrentUser) 
     """Participation requests (organizers)."""
     rows = participation.list_participants(session, user, catalog.get_competition(session, competition))
     return ParticipantList(participants=[ParticipationOut.of(u.name, p) for u, p in rows])
+
+
+@router.get("/{competition}/usage", response_model=UsageOut)
+def competition_usage(competition: str, session: SessionDep, user: CurrentUser) -> UsageOut:
+    """The files and bytes the competition stores, in all and per team and uploader (organizers and site admins)."""
+    return UsageOut.of(usage.competition_usage(session, user, competition))
 
 
 @router.post("/{competition}/participants/{name}/approve", response_model=ParticipationOut)

@@ -17,7 +17,7 @@ from starlette.background import BackgroundTask
 from app.services.accounts.access import require_organizer
 from app.services.baselines import runs, views
 from app.services.code import baselines as code_baselines
-from app.services.competitions import catalog, participation, phase_edits
+from app.services.competitions import catalog, participation, phase_edits, usage
 from app.services.competitions.archives import archive_name, write_phase_archive
 from app.services.errors import InvalidInput
 from app.services.submissions import changes, results
@@ -46,6 +46,7 @@ def organize_competition(competition: str, request: Request, session: SessionDep
     context = {
         "c": competition_row,
         "participants": participation.participant_views(session, viewer, competition_row),
+        "usage": usage.competition_usage(session, viewer, competition_row.slug),
     }
     return render(request, "organize_competition.html", context, viewer=viewer)
 
