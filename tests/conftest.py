@@ -29,15 +29,41 @@ def shared() -> Path:
     return require_shared()
 
 
+#: What a test marked ``slow`` weighs against an unmarked one when the longest work is sent out first.
+SLOW_WEIGHT = 30
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The tests go out in the order of pytest_collection_modifyitems below: pytest-xdist would otherwise
+    # sort its units by their number of tests, which says little about how long they take.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under ``pytest -n N --dist loadgroup`` (``make test``), keep together the tests that share a
     fixture wider than one test (a module's server, browser or schema): each such module runs on one
     worker, which builds the fixture once. Every other test goes wherever a worker is free; what the
     tests use on this machine (databases, broker queues, ports, folders) is unique per test or per
-    worker already."""
+    worker already.
+
+    The units of work (a group, or a test on its own) then go out heaviest first, a ``slow`` test
+    weighing ``SLOW_WEIGHT`` times a quick one: a long group that started last would keep one worker
+    busy after the others ran out of work."""
+    units: dict[str, list[pytest.Item]] = {}
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         definitions = info.name2fixturedefs.values() if info is not None else ()
+        unit = item.nodeid
         if any(d.scope in ("module", "class", "package") for defs in definitions for d in defs):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+            unit = item.nodeid.split("::", 1)[0]
+            item.add_marker(pytest.mark.xdist_group(unit))
+        units.setdefault(unit, []).append(item)
+    if not hasattr(config, "workerinput"):  # in one process (TEST_WORKERS=0) the order is the collection's
+        return
+
+    def weight(tests: list[pytest.Item]) -> int:
+        return sum(SLOW_WEIGHT if test.get_closest_marker("slow") else 1 for test in tests)
+
+    items[:] = [item for tests in sorted(units.values(), key=weight, reverse=True) for item in tests]
