@@ -16,9 +16,9 @@ from app.services.boards.snapshot import BoardSnapshot
 from app.services.errors import NotFound
 from app.services.submissions.results import current_scores
 from app.storage.types import utcnow
-from leaderboard.bootstrap import Interval, endpoint_decimals
 from leaderboard.exports import documents_csv, documents_json, leaderboard_csv, leaderboard_json
-from leaderboard.tables import LARGE, Column, leaderboard_table, metric_column
+from leaderboard.paper import interval_words, latex_table, markdown_table
+from leaderboard.tables import Column, leaderboard_table, metric_column
 from leaderboard.uncertainty import BoardUncertainty
 from scorers import ScorerDescription
 
@@ -160,21 +160,6 @@ def board_view(snapshot: BoardSnapshot) -> BoardView:
     )
 
 
-def endpoints_text(interval: Interval, column: Column) -> str:
-    """``low–high`` with the decimals the endpoints' Monte Carlo error supports (never more than the column's)."""
-    assert interval.low is not None and interval.high is not None
-    if column.fraction:
-        if max(abs(interval.low), abs(interval.high)) * 100 >= LARGE:
-            return f"{column.format(interval.low)}–{column.format(interval.high)}"
-        decimals = endpoint_decimals(interval.mc_error, scale=100.0, most=2)
-        return f"{interval.low * 100:.{decimals}f}–{interval.high * 100:.{decimals}f}"
-    most = column.decimals if column.decimals is not None else 4
-    if max(abs(interval.low), abs(interval.high)) >= LARGE:
-        return f"{column.format(interval.low)}–{column.format(interval.high)}"
-    decimals = endpoint_decimals(interval.mc_error, scale=1.0, most=most)
-    return f"{interval.low:.{decimals}f}–{interval.high:.{decimals}f}"
-
-
 def _whiskers(uncertainty: BoardUncertainty[int], column: Column) -> dict[int, Whisker]:
     """Each entry's whisker, on the scale from the lowest to the highest end of the board's intervals."""
     known = {k: i for k, i in uncertainty.intervals.items() if i.low is not None and i.high is not None}
@@ -191,7 +176,7 @@ def _whiskers(uncertainty: BoardUncertainty[int], column: Column) -> dict[int, W
     out = {}
     for key, i in known.items():
         assert i.low is not None and i.high is not None
-        words = "zero width" if i.zero_width else endpoints_text(i, column)
+        words = interval_words(i, column)
         title = f"{i.label}: {column.format(i.low)}–{column.format(i.high)} ({i.method}, {i.units} units resampled)"
         if i.few_units and not i.label.startswith("rough"):
             title += f"; only {i.units} units: says little"
@@ -210,7 +195,13 @@ def export_name(snapshot: BoardSnapshot, what: str, extension: str) -> str:
 
 
 def board_export(snapshot: BoardSnapshot, extension: str) -> bytes:
-    """The leaderboard as CSV or JSON (the ``leaderboard.exports`` formats), UTF-8."""
+    """The leaderboard as CSV or JSON (the ``leaderboard.exports`` formats), or as a paper's table in LaTeX
+    (booktabs) or Markdown (``leaderboard.paper``), UTF-8."""
+    if extension in ("tex", "md"):
+        facts = snapshot.facts
+        caption = f"{facts.competition_title}: {facts.task_title}, {facts.phase_title}."
+        paper = latex_table if extension == "tex" else markdown_table
+        return paper(snapshot.description, snapshot.entries, snapshot.uncertainty, caption=caption).encode("utf-8")
     write = leaderboard_csv if extension == "csv" else leaderboard_json
     return write(snapshot.description, snapshot.entries, uncertainty=snapshot.uncertainty).encode("utf-8")
 

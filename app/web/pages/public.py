@@ -138,6 +138,8 @@ async def _send(
 
 
 _MEDIA = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
+#: The leaderboard also as a paper's table (``leaderboard.paper``): LaTeX (booktabs) and Markdown.
+_BOARD_MEDIA = {**_MEDIA, "tex": "text/x-tex; charset=utf-8", "md": "text/markdown; charset=utf-8"}
 GZIP_MIN_BYTES = 1024
 
 
@@ -147,9 +149,10 @@ def _attachment(name: str) -> dict[str, str]:
 
 @router.get("/c/{competition}/{task}/{phase}/leaderboard.{extension}")
 async def leaderboard_export(competition: str, task: str, phase: str, extension: str, request: Request) -> Response:
-    """The leaderboard as CSV or JSON: the same rows and numbers as the page, as fractions."""
-    if extension not in _MEDIA:
-        raise NotFound(f"there is no leaderboard export as {extension!r}; try .csv or .json")
+    """The leaderboard as CSV or JSON (the same rows and numbers as the page, as fractions), or as a paper's
+    table in LaTeX or Markdown (the numbers as the page shows them, intervals and tied groups marked)."""
+    if extension not in _BOARD_MEDIA:
+        raise NotFound(f"there is no leaderboard export as {extension!r}; try .csv, .json, .tex or .md")
     snapshot = await _visible(request, (competition, task, phase))
     name = f"leaderboard.{extension}"
     data = await _derived(snapshot, name, lambda: boards.board_export(snapshot, extension))
@@ -157,7 +160,7 @@ async def leaderboard_export(competition: str, task: str, phase: str, extension:
     headers = (
         SECURITY_HEADERS if extension == "json" else _attachment(boards.export_name(snapshot, "leaderboard", extension))
     )
-    return await _send(request, snapshot, name, data, _MEDIA[extension], headers)
+    return await _send(request, snapshot, name, data, _BOARD_MEDIA[extension], headers)
 
 
 @router.get("/c/{competition}/{task}/{phase}/documents.{extension}")

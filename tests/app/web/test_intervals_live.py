@@ -232,6 +232,8 @@ def test_nothing_of_a_hidden_phase_shows_before_the_reveal(live: Setup) -> None:
         assert (board["hidden"], board["entries"], board["comparisons"], board["few_units"]) == (True, [], [], False)
     assert httpx.get(live.page(ref, "/leaderboard.csv"), timeout=TIMEOUT).status_code == 404
     assert httpx.get(live.page(ref, "/leaderboard.json"), timeout=TIMEOUT).status_code == 404
+    for paper in ("/leaderboard.tex", "/leaderboard.md"):
+        assert httpx.get(live.page(ref, paper), timeout=TIMEOUT).status_code == 404
     page = httpx.get(live.page(ref), timeout=TIMEOUT).text
     assert "whisker" not in page and "95% interval" not in page and "Tied group" not in page
     perfect, worse = live.submitted[ref]
