@@ -1,5 +1,6 @@
 """The state of the queues as the database knows it: a queued submission's place and when it will
-probably be scored, counts by status and queue, and recent times from upload to score.
+probably be scored (a code submission's place while its program waits to run), counts by status and
+queue, and recent times from upload to score.
 
 Everything here is read from the database, so every web process answers the same, whichever
 process (or machine) scored the submissions. The estimates use the last ``SAMPLE`` scores:
@@ -26,7 +27,7 @@ from sqlalchemy.orm import Session
 from app.services.jobs import fair
 from app.services.jobs.kinds import QUEUES
 from app.services.jobs.registry import KINDS
-from app.storage.models import JobStatus, Phase, Score, Submission, SubmissionStatus, Task
+from app.storage.models import CodeRun, JobStatus, Phase, Score, Submission, SubmissionStatus, Task
 
 #: How many recent scores the estimates look at.
 SAMPLE = 100
@@ -86,12 +87,15 @@ def recent_pace(session: Session, now: datetime, *, sample: int = SAMPLE, window
 
 
 def queue_places(session: Session, submissions: Sequence[Submission], now: datetime) -> dict[int, QueuePlace]:
-    """The place of each queued submission among ``submissions`` in the ``scoring`` queue, in the fair order
-    workers take them in (``fair``: competitions take turns, then teams), with its estimate; the others are
-    left out."""
+    """The place of each waiting submission among ``submissions``, in the fair order workers take them in
+    (``fair``: competitions take turns, then teams): a queued one's in the ``scoring`` queue, with its
+    estimate; one awaiting its program's run, its run's in the ``gpu`` queue (no estimate: runs have no
+    pace to go by). The others are left out."""
+    awaiting = [s for s in submissions if s.status == SubmissionStatus.AWAITING_RUN]
+    places: dict[int, QueuePlace] = _run_places(session, awaiting, now)
     queued = [s for s in submissions if s.status == SubmissionStatus.QUEUED]
     if not queued:
-        return {}
+        return places
     pace = recent_pace(session, now)
     scorers = dict(
         session.execute(
@@ -101,13 +105,27 @@ def queue_places(session: Session, submissions: Sequence[Submission], now: datet
         ).all()
     )
     order = fair.positions(session, Submission, [s.id for s in queued], now)
-    places: dict[int, QueuePlace] = {}
     for submission in queued:
         position = order.get(submission.id, 1)
         seconds = pace.seconds_for(scorers.get(submission.phase_id, ""))
         eta = None if seconds is None else now + timedelta(seconds=position * seconds / pace.workers)
         places[submission.id] = QueuePlace(position=position, estimated_scored_at=eta)
     return places
+
+
+def _run_places(session: Session, awaiting: Sequence[Submission], now: datetime) -> dict[int, QueuePlace]:
+    """The place of the queued code run of each submission of ``awaiting``, by submission."""
+    if not awaiting:
+        return {}
+    runs = dict(
+        session.execute(
+            select(CodeRun.id, CodeRun.submission_id).where(
+                CodeRun.submission_id.in_([s.id for s in awaiting]), CodeRun.status == JobStatus.QUEUED
+            )
+        ).all()
+    )
+    order = fair.positions(session, CodeRun, list(runs), now)
+    return {runs[run_id]: QueuePlace(position=place, estimated_scored_at=None) for run_id, place in order.items()}
 
 
 def submissions_by_status(session: Session) -> dict[str, int]:

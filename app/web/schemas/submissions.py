@@ -83,7 +83,8 @@ class SubmissionOut(BaseModel):
     queue_position: int | None = Field(
         None,
         description="while queued: its place in the scoring queue, in the order workers take them "
-        "(competitions take turns, then teams; 1: next), else null",
+        "(competitions take turns, then teams; 1: next); awaiting_run: its program's place in the queue of "
+        "runs, in the same order; else null",
     )
     estimated_scored_at: datetime | None = Field(
         None, description="while queued: when it will probably be scored, from the recent pace (null: no pace yet)"

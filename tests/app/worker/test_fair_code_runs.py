@@ -1,5 +1,6 @@
-"""Code runs take turns too: two code competitions share the ``gpu`` lane's one thread, and the programs of a
-competition flooding it do not keep another competition's program waiting (the sandbox is real)."""
+"""Code runs take turns too: two code competitions share the ``gpu`` lane's one thread, the programs of a
+competition flooding it do not keep another competition's program waiting (the sandbox is real), and each
+team is shown its program's place in that order."""
 
 from __future__ import annotations
 
@@ -54,8 +55,18 @@ def test_a_competition_flooding_the_gpu_lane_takes_turns_with_another(db: Databa
         sent = {send(idle, db, "ada", "code-alpha"): "ada" for _ in range(3)}
         sent[send(idle, db, "bob", "code-alpha")] = "bob"
         sent[send(idle, db, "cleo", "code-beta")] = "cleo"
+        shown = [
+            idle.get(f"/api/v1/submissions/{submission}", headers=auth(db, name)).json()
+            for submission, name in sent.items()
+        ]
+    # Each program's place in the gpu queue while it waits: ada's three, bob's, cleo's as they were sent.
+    assert [(s["status"], s["queue_position"], s["estimated_scored_at"]) for s in shown] == [
+        ("awaiting_run", place, None) for place in (1, 4, 5, 3, 2)
+    ]
     with TestClient(create_app(Settings(database_url=db.url, workers=1))) as client:
         assert client.app.state.podium.queue.wait_idle(120)  # type: ignore[attr-defined]
+        done = client.get(f"/api/v1/submissions/{next(iter(sent))}", headers=auth(db, "ada")).json()
+    assert (done["status"], done["queue_position"]) == ("scored", None)
     with db.session(read_only=True) as session:
         runs = session.execute(select(CodeRun.submission_id, CodeRun.started_at, CodeRun.attempts)).all()
         statuses = set(session.scalars(select(Submission.status)))
