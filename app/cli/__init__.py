@@ -4,7 +4,7 @@
 - ``admin``: the server and its database (``db``, ``user``, ``token``, ``competition``, ``demo``,
   ``serve``, ``worker``, ``storage``);
 - ``client``: a client of a running server over its JSON API (``submit``, ``leaderboard``,
-  ``baseline run``).
+  ``baseline run``, ``queue``).
 
 Every command that can fail on input prints one readable message on stderr and exits with code
 2 (``common``); no traceback reaches the user. Heavy imports (the web framework, the database)
@@ -28,7 +28,7 @@ def _application() -> typer.Typer:
     """The ``podium`` command as a Typer application, every command registered."""
     import typer
 
-    from app.cli import admin, client, demo, offline, storage
+    from app.cli import admin, client, demo, offline, queues, storage
 
     built = typer.Typer(
         name="podium",
@@ -55,6 +55,7 @@ def _application() -> typer.Typer:
     built.command("leaderboard")(client.leaderboard_command)
     built.command("final")(client.final_command)
     built.add_typer(client.baseline_app, name="baseline")
+    built.add_typer(queues.queue_app, name="queue")
     return built
 
 

@@ -144,8 +144,24 @@ def worker_command(
         bool, typer.Option("--ping", help="Only check: exit 0 if a worker on this machine answers a ping, else 1.")
     ] = False,
     loglevel: Annotated[str, typer.Option("--loglevel", help="debug, info, warning or error.")] = "info",
+    remote: Annotated[
+        str | None,
+        typer.Option(
+            "--remote",
+            help="Serve a competition's own queue from this machine: the Podium server's URL (no database or "
+            "broker needed; the credential comes from --credential-file or PODIUM_WORKER_CREDENTIAL).",
+        ),
+    ] = None,
+    credential_file: Annotated[
+        Path | None, typer.Option("--credential-file", help="A file holding the queue's worker credential.")
+    ] = None,
+    poll: Annotated[float, typer.Option("--poll", min=0.1, help="Seconds between asks while no run waits.")] = 5.0,
 ) -> None:
-    """Run a worker of the distributed mode: jobs from the broker of PODIUM_BROKER_URL, and the sweeper."""
+    """Run a worker of the distributed mode: jobs from the broker of PODIUM_BROKER_URL, and the sweeper; or, with
+    --remote, a worker of a competition's own queue that speaks to the server over HTTPS."""
+    if remote is not None:
+        _remote_worker(remote, credential_file, poll, loglevel)
+        return
     settings = settings_or_fail()
     if not settings.broker_url:
         fail("PODIUM_BROKER_URL is not set: workers take their jobs from a Redis or RabbitMQ broker")
@@ -168,6 +184,30 @@ def worker_command(
         fail(str(exc))
     load_plugins_or_fail(settings)
     raise typer.Exit(run.run_worker(settings, names, concurrency, loglevel.lower()))
+
+
+def _remote_worker(url: str, credential_file: Path | None, poll: float, loglevel: str) -> None:
+    """``podium worker --remote``: the credential from the file or PODIUM_WORKER_CREDENTIAL, then serve."""
+    import logging
+    import os
+
+    if credential_file is not None:
+        try:
+            credential = credential_file.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            fail(f"cannot read the credential file {credential_file}: {exc.strerror}")
+    else:
+        credential = os.environ.get("PODIUM_WORKER_CREDENTIAL", "").strip()
+    if not credential:
+        fail("no worker credential: pass --credential-file FILE or set PODIUM_WORKER_CREDENTIAL")
+    if not url.startswith(("http://", "https://")):
+        fail(f"--remote must be the server's http:// or https:// URL, not {url!r}")
+    settings = settings_or_fail()
+    logging.basicConfig(level=loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _warn_without_sandbox(settings, "gpu")
+    from app.worker import remote
+
+    raise typer.Exit(remote.serve(url, credential, settings, poll_seconds=poll))
 
 
 def _warn_without_sandbox(settings: Any, queues: str) -> None:

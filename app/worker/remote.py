@@ -1,0 +1,195 @@
+"""``podium worker --remote URL``: a worker of a competition's own queue, on a machine the organizers own.
+
+It holds one credential of the queue and nothing else (no database URL, no broker, no secret key) and speaks the
+protocol of ``app.web.api.worker`` over HTTPS: it asks for the next run of its queue (every ``poll`` seconds while
+none waits), fetches the program and the phase's inputs through the links it was given, runs the program with
+``app.services.code.sandboxed.run_code`` (the sandbox and limits of the platform's own workers) while a thread
+renews the lease, and reports how it ran with its predictions. The platform validates and scores them.
+
+A worker that dies mid-run leaves its lease to expire, and another worker of the queue takes the run over; a late
+report of the dead one's attempt is refused (409), and so this one drops a run whose lease it lost. A refused
+credential (revoked, 401) stops the worker: ``Refused``, exit status 1. Network errors are retried with backoff.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import httpx
+
+from app.config import Settings
+from app.services.code.sandboxed import CodeOutcome, Isolation, run_code
+from app.services.code.settings import CodeSettings
+from codalab.archives import ArchiveProblem
+from sandbox import RuntimeProblem, SandboxUnavailable, choose_runtime
+
+log = logging.getLogger(__name__)
+
+#: The longest wait between two tries after a network error.
+MAX_BACKOFF = 60.0
+
+
+class Refused(Exception):
+    """The platform refused this worker's credential (revoked or unknown): the worker stops."""
+
+
+class LeaseLost(Exception):
+    """The run is no longer this worker's (its lease was taken over): its result would be refused."""
+
+
+@dataclass(frozen=True)
+class Report:
+    """What the platform's ``ReportIn`` takes."""
+
+    exit_code: int | None = None
+    signal: int | None = None
+    timed_out: bool = False
+    output_exceeded: bool = False
+    out_of_memory: bool = False
+    wall_seconds: float = 0.0
+    peak_memory_bytes: int | None = None
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
+    failure: str | None = None
+    platform_problem: str | None = None
+
+
+def report_of(outcome: CodeOutcome) -> tuple[Report, bytes, bytes]:
+    """The report of a run, and the ends of its stdout and stderr."""
+    run = outcome.run
+    if run is None:
+        return Report(failure=outcome.failure), b"", b""
+    report = Report(
+        exit_code=run.exit_code,
+        signal=run.signal,
+        timed_out=run.timed_out,
+        output_exceeded=run.output_exceeded,
+        out_of_memory=run.out_of_memory,
+        wall_seconds=run.wall_seconds,
+        peak_memory_bytes=run.peak_memory_bytes,
+        stdout_bytes=run.stdout_bytes,
+        stderr_bytes=run.stderr_bytes,
+        failure=outcome.failure,
+    )
+    return report, run.stdout, run.stderr
+
+
+class RemoteWorker:
+    """One worker process: claims, runs and reports, one run at a time."""
+
+    def __init__(self, base_url: str, credential: str, settings: Settings, *, poll_seconds: float = 5.0) -> None:
+        self.settings = settings
+        self.poll_seconds = poll_seconds
+        self.client = httpx.Client(
+            base_url=base_url.rstrip("/"),
+            headers={"Authorization": f"Bearer {credential}"},
+            timeout=httpx.Timeout(60.0, connect=10.0),
+        )
+        self.stopping = threading.Event()
+
+    def close(self) -> None:
+        self.client.close()
+
+    def _call(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """The platform's answer; network errors and 5xx answers are tried again with backoff, a refused
+        credential raises ``Refused``, a lost lease ``LeaseLost``."""
+        wait = 1.0
+        while True:
+            try:
+                answer = self.client.request(method, url, **kwargs)
+            except httpx.TransportError as exc:
+                log.warning("the platform did not answer (%s); trying again in %.0f s", exc, wait)
+            else:
+                if answer.status_code == 401:
+                    raise Refused(answer.json().get("detail", answer.text))
+                if answer.status_code == 409:
+                    raise LeaseLost(answer.json().get("detail", answer.text))
+                if answer.status_code < 500:
+                    answer.raise_for_status()
+                    return answer
+                log.warning("the platform answered %s; trying again in %.0f s", answer.status_code, wait)
+            if self.stopping.wait(wait):
+                raise Refused("stopped")
+            wait = min(wait * 2, MAX_BACKOFF)
+
+    def serve(self) -> None:
+        """Take and run the queue's runs until stopped or refused."""
+        while not self.stopping.is_set():
+            run = self._call("POST", "/api/v1/worker/claim").json()["run"]
+            if run is None:
+                self.stopping.wait(self.poll_seconds)
+                continue
+            try:
+                self.run_one(run)
+            except LeaseLost as exc:
+                log.warning("run %s is no longer this worker's: %s", run["run_id"], exc)
+
+    def _isolation(self, code: CodeSettings) -> Isolation:
+        runtime, _ = choose_runtime(code.runtime, self.settings.runtime_table)
+        return Isolation(
+            runtime=runtime,
+            isolation=self.settings.program_sandbox,
+            require_cgroup=not self.settings.sandbox_allow_no_cgroup,
+        )
+
+    def run_one(self, run: dict[str, Any]) -> None:
+        run_id, lease = run["run_id"], run["lease"]
+        log.info("running code run %s", run_id)
+        program = self._call("GET", run["program_url"]).content
+        inputs = self._call("GET", run["inputs_url"]).content
+        code = CodeSettings.of(run["code"])
+        done = threading.Event()
+        beats = threading.Thread(
+            target=self._heartbeats, args=(run_id, lease, max(1.0, run["lease_seconds"] / 3), done), daemon=True
+        )
+        beats.start()
+        try:
+            try:
+                outcome = run_code(program, inputs, code, self._isolation(code))
+                report, stdout, stderr = report_of(outcome)
+            except (SandboxUnavailable, RuntimeProblem, ArchiveProblem) as exc:
+                outcome, (report, stdout, stderr) = CodeOutcome(None), (Report(platform_problem=str(exc)), b"", b"")
+        finally:
+            done.set()
+            beats.join()
+        files: dict[str, tuple[str, bytes]] = {"stdout": ("stdout", stdout), "stderr": ("stderr", stderr)}
+        if outcome.predictions is not None:
+            files["predictions"] = ("predictions", outcome.predictions)
+        form = {"lease": lease, "report": json.dumps(asdict(report))}
+        answer = self._call("POST", f"/api/v1/worker/runs/{run_id}/result", data=form, files=files)
+        log.info("code run %s: %s", run_id, answer.json()["status"])
+
+    def _heartbeats(self, run_id: int, lease: str, every: float, done: threading.Event) -> None:
+        while not done.wait(every):
+            try:
+                self._call("POST", f"/api/v1/worker/runs/{run_id}/heartbeat", json={"lease": lease})
+            except LeaseLost as exc:
+                log.warning("code run %s: %s", run_id, exc)
+                return
+            except Refused:
+                self.stopping.set()
+                return
+
+
+def serve(base_url: str, credential: str, settings: Settings, *, poll_seconds: float = 5.0) -> int:
+    """Run a remote worker until SIGTERM (after its current run) or until its credential is refused (1)."""
+    import signal
+
+    worker = RemoteWorker(base_url, credential, settings, poll_seconds=poll_seconds)
+    signal.signal(signal.SIGTERM, lambda *_: worker.stopping.set())
+    try:
+        worker.serve()
+    except Refused as exc:
+        if not worker.stopping.is_set() or str(exc) != "stopped":
+            log.error("the platform refused this worker: %s", exc)
+            return 1
+    except httpx.HTTPStatusError as exc:
+        log.error("the platform refused a call: %s: %s", exc, exc.response.text[:500])
+        return 1
+    finally:
+        worker.close()
+    return 0
