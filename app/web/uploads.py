@@ -41,7 +41,7 @@ class Form:
 
     @property
     def files(self) -> dict[str, tuple[str, bytes]]:
-        """The file parts read whole (a bundle, which is unpacked in memory anyway)."""
+        """The file parts, each read whole at each call (a bundle, which is unpacked in memory anyway)."""
         return {name: (filename, content.read()) for name, (filename, content) in self.contents.items()}
 
     def upload(self) -> Upload | None:

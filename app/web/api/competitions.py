@@ -79,9 +79,9 @@ async def create_competition(
         file_limit=limit,
         too_large=lambda size: UploadTooLarge(f"the bundle is larger than {limit} bytes", limit=limit),
     )
-    if "bundle" not in form.files:
+    if "bundle" not in form.contents:
         raise InvalidInput("no bundle was sent", [{"where": "bundle", "message": "attach the bundle as 'bundle'"}])
-    _, data = form.files["bundle"]
+    data = form.contents["bundle"][1].read()
     bundle = await run_in_threadpool(
         bundle_from_upload, data, data_dir=state.settings.data_dir, max_bytes=limit, may_read_data=user.is_admin
     )
