@@ -222,10 +222,16 @@ def leaderboard_command(
         shown = f"{metric_text(entry['metrics'].get(primary), shown_as):>8}"
         system = f" [{entry['system']}]" if entry["system"] else ""
         typer.echo(f"  {entry['rank']:>3}  {shown}{interval_text(entry, shown_as)}  {entry['team']}{system}{mark}")
+    if board.get("board") == "ladder":
+        typer.echo("  a ladder board: a team's score moves only past the paired standard error of its last shown one")
     if any(entry.get("interval") for entry in board["entries"]):
         typer.echo("  [low-high]: the 95% interval; one group: entries the data cannot tell apart")
+    if board.get("too_few_units"):
+        typer.echo("  too few units to compare entries: no groups (which does not mean tied)")
     if board.get("few_units"):
         typer.echo("  * fewer than 20 units: the interval says little")
+    if any(not (entry.get("interval") or {}).get("reliable", True) for entry in board["entries"]):
+        typer.echo("  * or not a 95% interval (rough, zero width, a stratum too small): its label in --json")
 
 
 def interval_text(entry: dict[str, Any], shown_as: Shown) -> str:
@@ -235,9 +241,10 @@ def interval_text(entry: dict[str, Any], shown_as: Shown) -> str:
         return ""
     # Percentages without their sign here: the line already says "%" after the score.
     low, high = (metric_text(interval[end], shown_as).removesuffix(" %") for end in ("low", "high"))
-    flag = "*" if interval.get("few_units") else " "
+    flag = "*" if interval.get("few_units") or not interval.get("reliable", True) else " "
     group = f" group {entry['tied_group']}" if entry.get("tied_group") else ""
-    return f"  [{low}-{high}]{flag}{group}"
+    words = "zero width" if interval.get("zero_width") else f"{low}-{high}"
+    return f"  [{words}]{flag}{group}"
 
 
 def parse_options(pairs: list[str]) -> dict[str, Any]:

@@ -147,12 +147,13 @@ def test_a_submission_through_the_server_scores_as_offline(tmp_path: Path, serve
     # Read by people, every command shows the fractions in one unit, the pages' percent; --json keeps [0, 1].
     shown = podium("leaderboard", *task, env=env).stdout.splitlines()
     assert shown[0] == "e2e/detection/test: ranked by f1 (percent)"
-    # Then the 95% interval: two documents, each alone in its language, so it cannot vary (zero width), and
-    # it rests on few units (the star, explained below the board).
-    assert shown[1].split() == ["1", "66.67", "%", "[66.67-66.67]*", "group", "1", "ada"]
-    assert shown[-2:] == [
+    # Then the interval: two documents, each alone in its language, so it cannot vary: zero width, no interval,
+    # and it rests on few units (the star, explained below the board).
+    assert shown[1].split() == ["1", "66.67", "%", "[zero", "width]*", "group", "1", "ada"]
+    assert shown[-3:] == [
         "  [low-high]: the 95% interval; one group: entries the data cannot tell apart",
         "  * fewer than 20 units: the interval says little",
+        "  * or not a 95% interval (rough, zero width, a stratum too small): its label in --json",
     ]
     score = ["score", "--scorer", "svident-detection", "--gold", str(tmp_path / "gold.tsv"), "--submission", str(run)]
     report = podium(*score, env=env).stdout.splitlines()
