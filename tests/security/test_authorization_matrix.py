@@ -287,6 +287,8 @@ TABLE: tuple[Row, ...] = (
         path=API + "/submissions/{a_hidden}/rescore"),
     row("POST", S + "/choose",                           401, 200, 404, 404, 200, 200,
         path=API + "/submissions/{a_hidden}/choose"),
+    row("POST", S + "/unchoose",                         401, 200, 404, 404, 200, 200,
+        path=API + "/submissions/{a_hidden}/unchoose"),
     # leaderboards
     row("GET", PH + "/leaderboard",                      200, 200, 200, 200, 200, 200,
         shows=organizers_see("hidden_numbers")),
@@ -385,6 +387,8 @@ TABLE: tuple[Row, ...] = (
         path="/submissions/{b_open}/documents.svg"),
     row("POST", "/submissions/{submission_id}/choose",   401, 303, 404, 404, 303, 303,
         path="/submissions/{a_hidden}/choose"),
+    row("POST", "/submissions/{submission_id}/unchoose", 401, 303, 404, 404, 303, 303,
+        path="/submissions/{a_hidden}/unchoose"),
     row("GET", PAGE + "/organize",                       303, 403, 403, 403, 200, 200,
         shows=organizers_see("hidden_numbers", "org_message")),
     row("GET", PAGE + "/organize",                       303, 403, 403, 200, 403, 200,
