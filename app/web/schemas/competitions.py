@@ -94,6 +94,15 @@ class PhaseOut(BaseModel):
         description="imported with an ingestion program: code submissions run through it, then through the "
         "scoring program; a zip of result files is scored as it is",
     )
+    private_share: float | None = Field(
+        None, description="the share of the scoring units kept private until the reveal; null: no private split"
+    )
+    final_submissions: int | None = Field(
+        None, description="how many submissions a team marks as final for the private board; null: none"
+    )
+    frozen_at: datetime | None = Field(
+        None, description="after it the public leaderboard stops changing until the reveal; null: never"
+    )
     files: list[FileOut] = []
     format_notes: list[str] = Field(
         default_factory=list,
@@ -128,6 +137,9 @@ class PhaseOut(BaseModel):
             board=phase.board,
             execution_time_limit=phase.execution_time_limit,
             ingestion_program=phase.ingestion_program,
+            private_share=phase.private_share,
+            final_submissions=phase.final_submissions,
+            frozen_at=phase.frozen_at,
             files=FileOut.of_files(session, list(phase.files), f"{url}/files"),
             leaderboard_url=f"{url}/leaderboard",
             submissions_url=f"{url}/submissions",

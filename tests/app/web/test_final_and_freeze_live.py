@@ -126,6 +126,8 @@ def test_teams_mark_final_submissions_and_the_best_on_the_private_units_ranks_af
     assert live.api("POST", f"submissions/{live.ids['r1']}/choose", "finalist").status_code == 404
     board = live.board("final")
     assert (board["final_submissions"], board["private_board"]) == (2, None), "the private board is not shown yet"
+    phase = live.api("GET", f"competitions/{COMPETITION}/tasks/{TASK}/phases/final").json()
+    assert (phase["private_share"], phase["final_submissions"], phase["frozen_at"]) == (0.5, 2, None)
     if CHROMIUM.exists():
         _mark_on_the_page(live)
     _reveal_and_rank(live)
