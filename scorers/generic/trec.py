@@ -206,11 +206,13 @@ class Trec(Scorer[Qrels, PublicIds, Run]):
         for query, ranking in run.rankings.items():
             if query not in gold.judged:
                 continue
-            docnos, scores = ranking.documents(), ranking.scores
+            docnos, scores = ranking.documents(), ranking.scores.tolist()
             if keep is not None and len(docnos) > keep:
-                chosen = top_ranked(docnos, scores, keep)
-                docnos, scores = [docnos[i] for i in chosen], scores[chosen]
-            batch[query] = dict(zip(docnos, scores.tolist(), strict=True))
+                import numpy as np  # only for -M's cut
+
+                chosen = top_ranked(docnos, np.frombuffer(ranking.scores, dtype=np.float32), keep)
+                docnos, scores = [docnos[i] for i in chosen], [scores[i] for i in chosen]
+            batch[query] = dict(zip(docnos, scores, strict=True))
             size += len(docnos)
             if size >= BATCH_DOCUMENTS:
                 yield batch

@@ -16,7 +16,14 @@ relevance that is not an integer in [-1000, 1000] (trec_eval sizes a table by th
 for one query. Every problem names its line.
 
 A run is kept compact while it waits to be scored, so that its memory stays below its size in bytes: per query,
-its docnos joined by newlines and their scores as a numpy array (``Ranking``).
+its docnos joined by newlines and their scores as an array of C floats (``Ranking``).
+
+Reading is columnar where it can be: a piece of the file whose every line has exactly the fields of its format is
+split into fields in one C pass, its columns taken by slicing (``_columns``), so that no Python code runs per line;
+a piece with anything else (a comment, a blank line, a line with more or fewer fields, a score that is not plainly
+decimal) is read line by line as before, which words every problem. numpy is not needed (its import is a good part
+of a small run's time): the standard library's ``array`` holds the scores as C floats, the same cast from a double
+as numpy's ``astype(float32)``.
 """
 
 from __future__ import annotations
@@ -25,21 +32,16 @@ import itertools
 import math
 import operator
 import re
+from array import array
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from scorers.errors import InvalidGold, InvalidSubmission, Problem, Problems, ValidationError
-from scorers.families.ranking import single_precision
 from scorers.io import BOM, gc_paused
 
-# numpy is imported inside the functions that use it, so that loading the scorer library (``podium score`` of a
-# scorer that never needs it, the web tier) does not pay its import.
-if TYPE_CHECKING:
-    import numpy as np
-
-#: Bytes per piece the files are read in (whole lines).
-CHUNK = 1 << 20
+#: Bytes per piece the files are read in (whole lines): small enough that the fields a piece is split into are still
+#: in the processor's cache when its columns are taken (pieces of 1 MiB took half as long again).
+CHUNK = 1 << 16
 MAX_RELEVANCE = 1000
 RUN_FIELDS = "query Q0 docno rank score run_tag"
 _HEX = re.compile(rb"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?")
@@ -54,14 +56,13 @@ class Judged:
     """One query's judgements: docnos joined by newlines (UTF-8) and their relevance values, in file order."""
 
     docnos: bytes
-    relevance: np.ndarray[Any, Any]
+    #: As C shorts (``array("h")``): a relevance lies in [-1000, 1000].
+    relevance: array[int]
 
     def __eq__(self, other: object) -> bool:
-        import numpy as np
-
         if not isinstance(other, Judged):
             return NotImplemented
-        return self.docnos == other.docnos and np.array_equal(self.relevance, other.relevance)
+        return self.docnos == other.docnos and self.relevance == other.relevance
 
     __hash__ = None  # type: ignore[assignment]  # equal by value, and mutable arrays inside
 
@@ -71,9 +72,7 @@ class Judged:
     @property
     def above_zero(self) -> int:
         """The judgements above 0: what trec_eval 9.0.8's ``-c`` counts as this query's ``num_rel``."""
-        import numpy as np
-
-        return int(np.count_nonzero(self.relevance > 0))
+        return sum(map((0).__lt__, self.relevance))
 
 
 @dataclass(frozen=True)
@@ -92,15 +91,13 @@ class Ranking:
     """One query's documents: docnos joined by newlines (UTF-8) and their scores, in the order of the file."""
 
     docnos: bytes
-    #: As C floats: trec_eval 9.0.8 holds scores so (a float32 keeps exactly what it would keep).
-    scores: np.ndarray[Any, Any]
+    #: As C floats (``array("f")``): trec_eval 9.0.8 holds scores so (a C float keeps exactly what it would keep).
+    scores: array[float]
 
     def __eq__(self, other: object) -> bool:
-        import numpy as np
-
         if not isinstance(other, Ranking):
             return NotImplemented
-        return self.docnos == other.docnos and np.array_equal(self.scores, other.scores)
+        return self.docnos == other.docnos and self.scores == other.scores
 
     __hash__ = None  # type: ignore[assignment]  # equal by value, and mutable arrays inside
 
@@ -151,11 +148,15 @@ def _show(token: bytes, limit: int = 40) -> str:
 @gc_paused()
 def parse_qrels(data: bytes) -> Qrels:
     """The judgements of a qrels file; ``InvalidGold`` names the lines that are wrong."""
-    import numpy as np
-
     problems = Problems(InvalidGold)
     judgements: dict[bytes, dict[bytes, int]] = {}
     for first, chunk in _chunks(data, InvalidGold):
+        columns = _columns(chunk, 4)
+        if columns is not None and _plain_grades(columns[3]):
+            values = list(map(int, columns[3]))
+            in_range = min(values, default=0) >= -MAX_RELEVANCE and max(values, default=0) <= MAX_RELEVANCE
+            if in_range and _judge_all(judgements, columns[0], columns[2], values):
+                continue
         for number, line in enumerate(chunk.split(b"\n"), start=first):
             fields = line.split()
             if not fields or _is_comment(fields):
@@ -178,40 +179,89 @@ def parse_qrels(data: bytes) -> Qrels:
         raise InvalidGold([Problem("", "the qrels file has no judgement (expected: query iteration docno relevance)")])
     return Qrels(
         {
-            query.decode("utf-8"): Judged(b"\n".join(judged), np.fromiter(judged.values(), np.int16, len(judged)))
+            query.decode("utf-8"): Judged(b"\n".join(judged), array("h", judged.values()))
             for query, judged in judgements.items()
         }
     )
 
 
+def _columns(chunk: bytes, fields: int) -> list[list[bytes]] | None:
+    """The columns of a piece whose every line has exactly ``fields`` fields, split in one C pass; None for a piece
+    with anything else (a blank line, a line with more or fewer fields) or a ``#`` (a comment, perhaps).
+
+    The piece's newlines become a field of their own, a NUL (which the file cannot hold, ``_chunks``), so that the
+    whole piece splits at once; it is a table of ``fields`` + 1 columns exactly when there are as many fields as
+    that times the lines and every last column is that mark.
+    """
+    if b"#" in chunk:
+        return None
+    lines = chunk.count(b"\n") + (not chunk.endswith(b"\n"))
+    tokens = chunk.replace(b"\n", b" \x00 ").split()
+    if not chunk.endswith(b"\n"):
+        tokens.append(b"\x00")
+    width = fields + 1
+    if len(tokens) != width * lines or tokens[fields::width].count(b"\x00") != lines:
+        return None
+    return [tokens[i::width] for i in range(fields)]
+
+
+def _plain_grades(grades: list[bytes]) -> bool:
+    """Every grade an integer of at most 10 digits with an optional sign (``_INTEGER``): checked in C where they
+    are all digits, else one by one."""
+    if b"".join(grades).translate(None, b"0123456789"):
+        return all(_INTEGER.fullmatch(grade) for grade in grades)
+    return max(map(len, grades), default=0) <= 10
+
+
+def _judge_all(
+    judgements: dict[bytes, dict[bytes, int]], queries: list[bytes], docnos: list[bytes], values: list[int]
+) -> bool:
+    """Add the judgements of a clean piece; False (nothing added) if a docno is judged twice for a query."""
+    added: dict[bytes, dict[bytes, int]] = {}
+    cuts = itertools.compress(itertools.count(1), map(operator.ne, queries[1:], queries[:-1]))
+    for start, end in itertools.pairwise([0, *cuts, len(queries)]):
+        judged = added.setdefault(queries[start], {})
+        before = len(judged)
+        judged.update(zip(docnos[start:end], values[start:end], strict=True))
+        if len(judged) != before + end - start:
+            return False
+    for query, judged in added.items():
+        existing = judgements.get(query)
+        if existing is not None and not existing.keys().isdisjoint(judged):
+            return False
+    for query, judged in added.items():
+        judgements.setdefault(query, {}).update(judged)
+    return True
+
+
 # -- runs -------------------------------------------------------------------------------------------------------
 
 
-def _fast(chunk: bytes) -> tuple[list[bytes], list[bytes], np.ndarray[Any, Any]] | None:
+def _fast(chunk: bytes) -> tuple[list[bytes], list[bytes], array[float]] | None:
     """Queries, docnos and scores of a piece whose lines are all well-formed; None if any line needs a closer look."""
-    import numpy as np
-
-    queries: list[bytes] = []
-    docnos: list[bytes] = []
-    scores: list[bytes] = []
-    comments = b"#" in chunk
-    for line in chunk.split(b"\n"):
-        fields = line.split()
-        if len(fields) >= 6 and not (comments and _is_comment(fields)):
-            queries.append(fields[0])
-            docnos.append(fields[2])
-            scores.append(fields[4])
-        elif fields and not (comments and _is_comment(fields)):
-            return None
+    columns = _columns(chunk, 6)
+    if columns is not None:
+        queries, docnos, scores = columns[0], columns[2], columns[4]
+    else:  # a comment, a blank line or a line of more than six fields: split line by line
+        queries, docnos, scores = [], [], []
+        comments = b"#" in chunk
+        for line in chunk.split(b"\n"):
+            fields = line.split()
+            if len(fields) >= 6 and not (comments and _is_comment(fields)):
+                queries.append(fields[0])
+                docnos.append(fields[2])
+                scores.append(fields[4])
+            elif fields and not (comments and _is_comment(fields)):
+                return None
     if b"".join(scores).translate(None, _NUMERIC):
         return None  # hexadecimal, NaN, infinity, an underscore or garbage: the careful path decides
     try:
-        values = np.fromiter(map(float, scores), dtype=np.float64, count=len(scores))
+        values = list(map(float, scores))
     except ValueError:
         return None
-    if not np.isfinite(values).all():
+    if math.inf in values or -math.inf in values:
         return None
-    return queries, docnos, single_precision(values)
+    return queries, docnos, array("f", values)
 
 
 def _score(token: bytes) -> float | str:
@@ -227,10 +277,8 @@ def _score(token: bytes) -> float | str:
     return value if math.isfinite(value) else f"score {_show(token)} is too large (it overflows to infinity)"
 
 
-def _careful(chunk: bytes, first: int, problems: Problems) -> tuple[list[bytes], list[bytes], np.ndarray[Any, Any]]:
+def _careful(chunk: bytes, first: int, problems: Problems) -> tuple[list[bytes], list[bytes], array[float]]:
     """The same as ``_fast``, line by line, adding every problem to ``problems``."""
-    import numpy as np
-
     queries: list[bytes] = []
     docnos: list[bytes] = []
     scores: list[float] = []
@@ -248,7 +296,7 @@ def _careful(chunk: bytes, first: int, problems: Problems) -> tuple[list[bytes],
         queries.append(fields[0])
         docnos.append(fields[2])
         scores.append(score)
-    return queries, docnos, single_precision(np.asarray(scores, dtype=np.float64))
+    return queries, docnos, array("f", scores)
 
 
 def _lines_of(data: bytes, wanted: set[tuple[bytes, bytes | None]]) -> dict[tuple[bytes, bytes | None], list[int]]:
@@ -265,9 +313,9 @@ def _lines_of(data: bytes, wanted: set[tuple[bytes, bytes | None]]) -> dict[tupl
     return found
 
 
-def _read_rankings(data: bytes, problems: Problems) -> dict[bytes, list[tuple[bytes, np.ndarray[Any, Any]]]]:
+def _read_rankings(data: bytes, problems: Problems) -> dict[bytes, list[tuple[bytes, array[float]]]]:
     """Per query, the pieces of its ranking in file order: (docnos joined by newlines, scores)."""
-    parts: dict[bytes, list[tuple[bytes, np.ndarray[Any, Any]]]] = {}
+    parts: dict[bytes, list[tuple[bytes, array[float]]]] = {}
     for first, chunk in _chunks(data, InvalidSubmission):
         read = _fast(chunk)
         queries, docnos, scores = read if read is not None else _careful(chunk, first, problems)
@@ -288,8 +336,6 @@ def parse_run(data: bytes, queries: Collection[str], *, reject_unknown: bool = F
     Only the submission and the public query list decide: ``reject_unknown`` refuses a query that is not in the
     list, ``require_all`` a list query the run lacks; a run none of whose queries is in the list is refused too.
     """
-    import numpy as np
-
     problems = Problems(InvalidSubmission)
     parts = _read_rankings(data, problems)
     problems.raise_if_any()
@@ -299,7 +345,9 @@ def parse_run(data: bytes, queries: Collection[str], *, reject_unknown: bool = F
     repeated: set[tuple[bytes, bytes | None]] = set()
     for query, pieces in parts.items():
         docnos = b"\n".join(p[0] for p in pieces) if len(pieces) > 1 else pieces[0][0]
-        scores = np.concatenate([p[1] for p in pieces]) if len(pieces) > 1 else pieces[0][1]
+        scores = pieces[0][1]
+        for piece in pieces[1:]:
+            scores += piece[1]
         names = docnos.split(b"\n")
         if len(set(names)) != len(names):
             repeated.update((query, docno) for docno, n in _counts(names).items() if n > 1)

@@ -1,0 +1,90 @@
+"""The columnar reading of TREC files (a piece of lines that all have their format's fields, split in one pass) gives
+what reading line by line gives: the same judgements and rankings, and the same refusals word for word, for files
+mixing well-formed lines with blank lines, comments, lines of other widths, signs, repeats, CRLF and bad numbers,
+read in pieces of any size."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scorers.errors import ValidationError
+from scorers.generic import trec_format
+
+SPACE = st.sampled_from([" ", "\t", "  ", " \t"])
+QUERY = st.sampled_from(["q1", "q2", "q3", "#q"])
+DOCNO = st.sampled_from(["d1", "d2", "d3", "d#4", "é"])
+GRADE = st.sampled_from(["0", "1", "2", "-1", "+3", "1001", "x", "12345678901", "007"])
+SCORE = st.sampled_from(["1", "0.5", "-2.25", "1e3", ".5", "+1.", "0x1p3", "nan", "1e999", "abc", "3.4028236e38"])
+END = st.sampled_from(["\n", "\r\n"])
+
+
+def _line(fields: list[str], space: str, end: str) -> str:
+    return space.join(fields) + end
+
+
+QRELS_LINE = st.one_of(
+    st.builds(lambda q, d, g, s, e: _line([q, "0", d, g], s, e), QUERY, DOCNO, GRADE, SPACE, END),
+    st.sampled_from(["\n", "   \n", "# comment\n", "q1 0 d1\n", "q1 0 d1 1 extra\n"]),
+)
+RUN_LINE = st.one_of(
+    st.builds(lambda q, d, v, s, e: _line([q, "Q0", d, "1", v, "tag"], s, e), QUERY, DOCNO, SCORE, SPACE, END),
+    st.sampled_from(["\n", " \n", "# comment\n", "q1 Q0 d1 1 0.5\n", "q1 Q0 d1 1 0.5 tag more\n"]),
+)
+
+
+def _outcome(read: Any) -> Any:
+    try:
+        return ("value", read())
+    except ValidationError as exc:
+        return ("refused", str(exc))
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, chunk: int, read: Any) -> tuple[Any, Any]:
+    monkeypatch.setattr(trec_format, "CHUNK", chunk)
+    columnar = _outcome(read)
+    with monkeypatch.context() as patched:
+        patched.setattr(trec_format, "_columns", lambda piece, fields: None)
+        by_lines = _outcome(read)
+    return columnar, by_lines
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(QRELS_LINE, min_size=1, max_size=30), st.sampled_from([1, 16, 64, 1 << 16]), st.booleans())
+def test_qrels_read_in_columns_are_the_qrels_read_line_by_line(lines: list[str], chunk: int, cut: bool) -> None:
+    text = "".join(lines)
+    data = (text.rstrip("\n") if cut else text).encode("utf-8")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        columnar, by_lines = _both(monkeypatch, chunk, lambda: trec_format.parse_qrels(data))
+    assert columnar == by_lines
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(RUN_LINE, min_size=1, max_size=30), st.sampled_from([1, 16, 64, 1 << 16]), st.booleans())
+def test_runs_read_in_columns_are_the_runs_read_line_by_line(lines: list[str], chunk: int, cut: bool) -> None:
+    text = "".join(lines)
+    data = (text.rstrip("\n") if cut else text).encode("utf-8")
+    read = lambda: trec_format.parse_run(data, ["q1", "q2", "q3"])  # noqa: E731
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        columnar, by_lines = _both(monkeypatch, chunk, read)
+    assert columnar == by_lines
+
+
+def test_a_clean_piece_is_read_in_columns() -> None:
+    data = b"q1 Q0 d1 1 0.5 t\nq1\tQ0\td2\t2\t0.25\tt\r\nq2 Q0 d1 1 1e3 t"
+    assert trec_format._columns(data, 6) == [
+        [b"q1", b"q1", b"q2"],
+        [b"Q0", b"Q0", b"Q0"],
+        [b"d1", b"d2", b"d1"],
+        [b"1", b"2", b"1"],
+        [b"0.5", b"0.25", b"1e3"],
+        [b"t", b"t", b"t"],
+    ]
+    assert trec_format._columns(b"q1 Q0 d1 1 0.5 t\n\nq2 Q0 d1 1 1 t\n", 6) is None  # a blank line
+    assert trec_format._columns(b"q1 Q0 d1 1 0.5\nq2 Q0 d1 1 1 t t\n", 6) is None  # 5 and 7 fields
+    run = trec_format.parse_run(data, ["q1", "q2"])
+    assert run.rankings["q1"].documents() == ["d1", "d2"]
+    assert run.rankings["q1"].scores.tolist() == [0.5, 0.25]
