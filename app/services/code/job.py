@@ -49,7 +49,9 @@ def run_code_job(ctx: JobContext, run_id: int) -> None:
     """Run the fairest waiting program (the message's own when nothing else waits); queue its predictions for
     scoring, or fail it (at the team's cost or refunded)."""
     retry = ctx.retrying(RUN_CODE)
-    held = claim_next(ctx, RUN_CODE, run_id, placement.claiming(ctx.settings), what="code run", give_up=_give_up)
+    held = claim_next(
+        ctx, RUN_CODE, run_id, placement.claiming(ctx.settings, run_id), what="code run", give_up=_give_up
+    )
     if held is None:
         return
     run_id = held.run_id

@@ -7,16 +7,16 @@ sandbox the operator repaired is seen by the next run). ``waiting_for`` says why
 usable sandbox ("a worker that can run code: <why>"), or a phase whose programs need a GPU (``gpu: true``
 without ``gpu_fallback_cpu``) on a worker without one ("a GPU worker: ...").
 
-Such a run is never failed and never charged again: the claim (``claiming``, the kind's claim step) takes it
-and, in the same transaction, puts it back (``release``): queued again, its attempt not counted, the reason in
-``CodeRun.waiting_for`` for its pages, and its send stamps cleared. So the fair claim goes on to the next
-waiting run this worker can run, and the sweeper (``app.worker.sweeper``, the one way jobs are resumed) sends
-the run again at its next sweep: in the distributed mode to whichever worker of the ``gpu`` queue takes it
+Such a run is never failed and never charged again: the claim (``claiming``, the kind's claim step) does not
+take it, so the fair claim goes on to the next waiting run this worker can run; the run its message named is
+left waiting (``wait``): queued, the reason in ``CodeRun.waiting_for`` for its pages, and its send stamps
+cleared (its message is spent), so that the sweeper (``app.worker.sweeper``, the one way jobs are resumed) sends
+it again at its next sweep: in the distributed mode to whichever worker of the ``gpu`` queue takes it
 first, until one that can run it does; in the embedded mode to the same pool, until the operator repaired
 the sandbox (or the server, restarted with a GPU, takes every waiting run at once). The submission stays
 ``awaiting_run`` throughout, counted once against its team. The same holds for a sandbox found unusable while
 the run starts (``SandboxUnavailable``: a runtime its user cannot read, a cgroup that cannot be made):
-``run_here`` puts the run back instead of failing it.
+``run_here`` puts the taken run back (``release``: its attempt not counted) instead of failing it.
 
 A GPU run on a worker with GPUs holds one (``sandbox.gpus.hold``: one run per GPU of the machine, waiting,
 lease renewed, while every one is taken) and sees its device nodes and ``CUDA_VISIBLE_DEVICES``; a phase that
@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app.config import Settings
@@ -44,7 +44,7 @@ from app.services.code.settings import CodeSettings
 from app.services.jobs import lease
 from app.services.jobs.kinds import JobContext
 from app.services.jobs.retry import GaveUp, with_retries
-from app.storage.models import CodeRun, RunStatus
+from app.storage.models import CodeRun, Phase, RunStatus, Submission
 from app.storage.types import utcnow
 from sandbox import SandboxUnavailable, check_available
 from sandbox.gpus import Gpu, GpuProblem, detect, hold
@@ -124,24 +124,57 @@ def release(session: Session, held: CodeClaim, reason: str, *, now: datetime) ->
     return released
 
 
-def claiming(settings: Settings) -> Callable[..., CodeClaim | None]:
-    """The claim step of ``run_code`` on this worker: ``execution.claim``, and a run this worker cannot run put
-    back in the same transaction (``None``: the fair claim goes on to the next run)."""
+def wait(session: Session, run_id: int, reason: str, *, now: datetime) -> bool:
+    """Leave a waiting run (queued, or running with an expired lease) untaken: queued, ``reason`` kept for its
+    pages, and no message out for it (the sweeper sends one); ``False`` if a worker holds it."""
+    result = session.execute(
+        update(CodeRun)
+        .where(CodeRun.id == run_id, lease.claimable(CodeRun, now))
+        .values(
+            status=RunStatus.QUEUED,
+            lease_expires_at=None,
+            heartbeat_at=None,
+            enqueued_at=None,
+            sent_at=None,
+            waiting_for=reason[:REASON_CHARS],
+        )
+        .execution_options(synchronize_session=False)
+    )
+    return getattr(result, "rowcount", 0) == 1
+
+
+def _reason(session: Session, run_id: int, here: Here) -> str | None:
+    if here.sandbox_problem:
+        return f"{CODE_WORKER}: {here.sandbox_problem}"
+    code = session.scalar(
+        select(Phase.code)
+        .join(Submission, Submission.phase_id == Phase.id)
+        .join(CodeRun, CodeRun.submission_id == Submission.id)
+        .where(CodeRun.id == run_id)
+    )
+    return waiting_for(CodeSettings.of(code), here) if code is not None else None
+
+
+def claiming(settings: Settings, named: int) -> Callable[..., CodeClaim | None]:
+    """The claim step of ``run_code`` for the message naming ``named``, on this worker: a run it cannot run is
+    not taken (``None``: the fair claim goes on to the next run; the named run itself is left waiting, with its
+    reason and no message, ``wait``), any other is ``execution.claim``'s."""
     here = offered(settings)
+    judged: dict[int, str | None] = {}  # run id: why it cannot run here, for the rounds of one claim
 
     def claim(
         session: Session, run_id: int, /, *, worker: str, now: datetime, lease_seconds: int, max_attempts: int
     ) -> CodeClaim | None:
-        held = execution.claim(
+        if run_id not in judged:
+            judged[run_id] = _reason(session, run_id, here)
+            reason = judged[run_id]
+            if reason is not None and run_id == named and wait(session, run_id, reason, now=now):
+                log.info("code run %s waits for %s", run_id, reason)
+        if judged[run_id] is not None:
+            return None
+        return execution.claim(
             session, run_id, worker=worker, now=now, lease_seconds=lease_seconds, max_attempts=max_attempts
         )
-        if held is None:
-            return None
-        reason = waiting_for(held.code, here)
-        if reason is None:
-            return held
-        release(session, held, reason, now=now)
-        return None
 
     return claim
 
