@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import re
+import shutil
 import tempfile
 import zipfile
 from dataclasses import asdict
@@ -25,8 +26,9 @@ from app.services.accounts.access import require_organizer
 from app.services.boards.snapshot import compute_snapshot
 from app.services.boards.staleness import generation
 from app.services.submissions.results import current_scores, describe
-from app.storage.blobs import read_blob
+from app.storage.blobs import open_blob
 from app.storage.models import Phase, Submission, Team, User
+from app.storage.stores import CHUNK
 from leaderboard.exports import iso_utc, leaderboard_csv, safe_cell
 
 FIELDS = (
@@ -125,7 +127,9 @@ def write_phase_archive(session: Session, user: User | None, phase: Phase, folde
             archive.writestr("leaderboard.csv", board)
             for submission, _ in submissions:
                 name = f"files/{submission.id}-{_safe_name(submission.original_name)}"
-                archive.writestr(name, read_blob(session, submission.blob_id))
+                # Streamed from the store into the archive, so that large files are never held whole.
+                with open_blob(session, submission.blob_id) as source, archive.open(name, "w") as target:
+                    shutil.copyfileobj(source, target, CHUNK)
     except BaseException:
         path.unlink(missing_ok=True)
         raise
