@@ -213,6 +213,7 @@ PH = T + "/phases/{phase}"
 OPEN_PH = f"{API}/competitions/main/tasks/labels/phases/{OPEN}"
 S = API + "/submissions/{submission_id}"
 PAGE = "/c/{competition}/{task}/{phase}"
+QP = "/c/{competition}/organize/queues"
 OPEN_PAGE = f"/c/main/labels/{OPEN}"
 MISSING = 987654321
 
@@ -417,6 +418,17 @@ TABLE: tuple[Row, ...] = (
     row("GET", "/baseline-runs/{run_id}/status.json",    303, 404, 404, 404, 200, 200),
     row("POST", "/baseline-runs/{run_id}/cancel",        401, 404, 404, 404, 200, 200),
     row("POST", "/baseline-runs/{run_id}/cancel",        401, 404, 404, 404, 303, 303, send=CONFIRMED),
+    # a competition's own queues (the world has none, and its phases run no code)
+    row("GET", QP,                                       303, 403, 403, 403, 200, 200),
+    row("POST", QP,                                      401, 403, 403, 403, 303, 303, send=form(name="lab")),
+    row("POST", QP + "/{name}/credentials",              401, 403, 403, 403, 404, 404, path=QP + "/lab/credentials",
+        send=form(label="box")),
+    row("POST", QP + "/{name}/credentials/{credential_id}/rotate", 401, 403, 403, 403, 404, 404,
+        path=QP + "/lab/credentials/1/rotate"),
+    row("POST", QP + "/{name}/credentials/{credential_id}/revoke", 401, 403, 403, 403, 404, 404,
+        path=QP + "/lab/credentials/1/revoke"),
+    row("POST", QP + "/route",                           401, 403, 403, 403, 422, 422,
+        send=form(phase=f"labels/{OPEN}", queue="")),
     row("POST", "/submissions/{submission_id}/rescore",  401, 403, 404, 404, 303, 303,
         path="/submissions/{a_hidden}/rescore"),
 )

@@ -15,6 +15,7 @@ from app.services.accounts.access import is_organizer
 from app.services.boards.snapshot import BoardSnapshot
 from app.services.competitions import catalog, participation
 from app.services.errors import NotFound
+from app.services.workers import queues
 from app.storage.models import User
 from app.storage.types import utcnow
 from app.web import sessions
@@ -52,6 +53,7 @@ def competition_page(competition: str, request: Request, session: SessionDep, vi
         "now": utcnow(),
         "organizer": is_organizer(session, viewer, competition_row.id),
         "request_state": participation.own_request(session, viewer, competition_row),
+        "unserved": queues.unserved(session, competition_row.id),
     }
     return render(request, "competition.html", context, viewer=viewer)
 
