@@ -87,6 +87,16 @@ def test_a_gpu_run_on_a_server_without_a_gpu_waits_and_says_why(db: Database, gp
     assert "Waiting for a GPU worker" in page and "waiting for its run" in page
 
 
+@pytest.mark.skipif(os.path.exists("/dev/nvidia7"), reason="this machine has a GPU 7, the one the test names missing")
+def test_a_gpu_the_operator_named_that_the_machine_lacks_is_why_a_run_waits(db: Database, settings: Settings) -> None:
+    create(db, gpu=True)
+    with serve(settings, gpu_devices="7") as client:  # no /dev/nvidia7 here
+        waiting = upload(client, auth(db, "ada"), program(ALL_ZERO))
+        told = client.get(f"/api/v1/submissions/{waiting['id']}", headers=auth(db, "olga")).json()["code_run"]
+    assert waiting["code_run"]["waiting_for"] == "a GPU worker"
+    assert told["waiting_for"] == "a GPU worker: no GPU device /dev/nvidia7 on this machine (PODIUM_GPU_DEVICES=7)"
+
+
 def test_a_gpu_phase_that_allows_the_cpu_runs_there(db: Database, gpuless: TestClient) -> None:
     create(db, gpu=True, gpu_fallback_cpu=True)
     scored = upload(gpuless, auth(db, "ada"), program(ALL_ZERO))
