@@ -70,6 +70,8 @@ class PhaseFacts:
     private_board: str = "private"
     #: ``ladder``: the public board shows each team's score as the Ladder does (``app.services.boards.ladder``).
     board: str = "plain"
+    #: Further boards (``leaderboard.multi.BoardSpec.to_dict`` each), ranked by ``app.web.pages.further_boards``.
+    boards: tuple[dict[str, Any], ...] = ()
     #: How many final submissions a team marks (None: none), and when the public board froze (None: never).
     final_submissions: int | None = None
     frozen_at: datetime | None = None
@@ -125,6 +127,7 @@ class PhaseFacts:
             private_share=phase.private_share,
             private_board=phase.private_board,
             board=phase.board,
+            boards=tuple(phase.boards or ()),
             final_submissions=phase.final_submissions,
             frozen_at=phase.frozen_at,
         )

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from app.services.bundles.board_keys import read_boards
 from app.services.bundles.checks import KeyPathChecker, Keys, key_path, kind
 from app.services.bundles.code_keys import read_code
 from app.services.bundles.files import FileFinder, FileProblem, check_file_name
@@ -53,7 +54,7 @@ TASK_KEYS = _keys("slug title scorer phases", "description scorer_options traini
 PHASE_KEYS = _keys(
     "slug title gold",
     "description starts_at ends_at public_files daily_limit total_limit visibility selection max_upload_bytes "
-    "opaque_ids intervals board execution_time_limit show_program_stderr ingestion_program code "
+    "opaque_ids intervals board boards execution_time_limit show_program_stderr ingestion_program code "
     + " ".join(SPLIT_KEYS),
 )
 FILE_KEYS = _keys("", "path data derive from name")
@@ -283,6 +284,7 @@ class _Reader(KeyPathChecker):
         if whole and intervals:
             self.add(key_path(path, "intervals"), f"{scorer.name} scores a submission as a whole: no units to resample")
         board = self.choice(m, "board", path, BOARDS)
+        boards = read_boards(self, m, path, scorer)
         if whole and board == "ladder":
             self.add(key_path(path, "board"), f"{scorer.name} scores a submission as a whole: no units to compare on")
         execution_time_limit = self.positive(m, "execution_time_limit", path)
@@ -321,6 +323,7 @@ class _Reader(KeyPathChecker):
             opaque_ids=opaque_ids,
             intervals=intervals,
             board=board,
+            boards=boards,
             execution_time_limit=execution_time_limit,
             show_program_stderr=show_program_stderr,
             ingestion_program=ingestion_program,

@@ -9,6 +9,7 @@ from typing import Any
 
 from app.services.code.settings import CodeSettings
 from app.services.errors import ServiceError
+from leaderboard.multi import BoardSpec
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,8 @@ class PhaseSpec:
     intervals: bool = True
     #: ``plain``, or ``ladder``: a team's public score moves only past the paired standard error (the Ladder).
     board: str = "plain"
+    #: Further boards (``boards``): each its metrics, slice of the units and ranking (``leaderboard.multi``).
+    boards: tuple[BoardSpec, ...] = ()
     #: For the ``program`` scorer: the wall time of one run in seconds (None: 10 minutes), whether a team
     #: reads the end of a failed run's stderr, and whether the phase had an ingestion program (its page says
     #: so; ``code.ingestion`` runs it on code submissions).

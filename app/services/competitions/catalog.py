@@ -159,6 +159,7 @@ def _add_task(session: Session, competition: Competition, spec: TaskSpec, positi
             opaque_ids=p.opaque_ids,
             intervals=p.intervals,
             board=p.board,
+            boards=[b.to_dict() for b in p.boards] or None,
             execution_time_limit=p.execution_time_limit,
             show_program_stderr=p.show_program_stderr,
             ingestion_program=p.ingestion_program,

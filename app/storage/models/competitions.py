@@ -131,6 +131,8 @@ class Phase(Base):
     #: What the public board shows of each team: ``plain`` (its submissions' scores) or ``ladder`` (a new score only
     #: when a submission beats the last shown one by the paired standard error: ``app.services.boards.ladder``).
     board: Mapped[str] = mapped_column(String(16), default="plain", server_default="plain")
+    #: Further boards of the phase (``boards`` in the bundle): ``leaderboard.multi.BoardSpec.to_dict`` each; None: none.
+    boards: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
     #: Scoring programs (the ``program`` scorer): the wall time one run may take, in seconds (None: 10 minutes),
     #: and whether a team reads the end of the program's stderr when its submission failed.
     execution_time_limit: Mapped[int | None]

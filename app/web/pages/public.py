@@ -20,7 +20,7 @@ from app.storage.models import User
 from app.storage.types import utcnow
 from app.web import sessions
 from app.web.deps import SessionDep
-from app.web.pages import boards
+from app.web.pages import boards, further_boards
 from app.web.pages.render import SECURITY_HEADERS, PageRoute, Pages, get_pages, render
 from app.web.schemas.competitions import CompetitionOut
 from app.web.sessions import Viewer
@@ -163,6 +163,35 @@ async def leaderboard_export(competition: str, task: str, phase: str, extension:
         SECURITY_HEADERS if extension == "json" else _attachment(boards.export_name(snapshot, "leaderboard", extension))
     )
     return await _send(request, snapshot, name, data, _BOARD_MEDIA[extension], headers)
+
+
+@router.get("/c/{competition}/{task}/{phase}/boards/{name}.{extension}")
+async def further_board_export(
+    competition: str, task: str, phase: str, name: str, extension: str, request: Request
+) -> Response:
+    """One of the phase's further boards as CSV or JSON (``app.web.pages.further_boards``)."""
+    if extension not in _MEDIA:
+        raise NotFound(f"there is no board export as {extension!r}; try .csv or .json")
+    snapshot = await _visible(request, (competition, task, phase))
+    board = further_boards.further_board(snapshot, name)
+    data = await _derived(snapshot, f"boards/{name}.{extension}", lambda: further_boards.export(board, extension))
+    headers = (
+        SECURITY_HEADERS
+        if extension == "json"
+        else _attachment(boards.export_name(snapshot, f"board-{name}", extension))
+    )
+    return await _send(request, snapshot, f"boards/{name}.{extension}", data, _MEDIA[extension], headers)
+
+
+@router.get("/c/{competition}/{task}/{phase}/boards/{name}")
+async def further_board_page(competition: str, task: str, phase: str, name: str, request: Request) -> Response:
+    """One of the phase's further boards: its entries ranked its way, its metrics on its slice."""
+    snapshot, viewer = await _snapshot(request, (competition, task, phase))
+    if snapshot.hidden:
+        raise NotFound("the results of this phase are hidden until its organizers reveal them")
+    board = further_boards.further_board(snapshot, name)
+    context: dict[str, Any] = {"snap": snapshot, "facts": snapshot.facts, "ref": snapshot.facts.ref, "board": board}
+    return render(request, "further_board.html", context, viewer=viewer)
 
 
 @router.get("/c/{competition}/{task}/{phase}/documents.{extension}")

@@ -1,0 +1,108 @@
+"""A phase's further boards (``boards`` in its bundle) as pages, CSV and JSON, from the phase's snapshot.
+
+Each board re-ranks the main board's entries (each team's counting submission) by its own metrics, slice and
+ranking (``leaderboard.multi``); what a viewer may see is the snapshot's (nothing of a hidden phase), and each
+product is made once per snapshot.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from app.services.boards.snapshot import BoardSnapshot
+from app.services.errors import NotFound
+from leaderboard.exports import iso_utc, safe_cell
+from leaderboard.multi import BoardRow, BoardSpec, rank_board
+from leaderboard.tables import Column, metric_column
+
+RANKING_WORDS = {
+    "metric": "ranked by {by}",
+    "mean_of_ranks": "ranked by the mean of its ranks on {metrics} (fractional ranks: ties share the mean place)",
+    "rank_of_ranks": "ranked by the mean of its ranks on {metrics} (competition ranks: ties share the best place)",
+}
+
+
+@dataclass(frozen=True)
+class FurtherBoard:
+    spec: BoardSpec
+    rows: tuple[BoardRow, ...]
+    columns: tuple[Column, ...]
+
+    @property
+    def by_ranks(self) -> bool:
+        return self.spec.ranking != "metric"
+
+    @property
+    def words(self) -> str:
+        """How the board ranks and what it shows, in words."""
+        spec = self.spec
+        labels = [c.label for c in self.columns]
+        text = RANKING_WORDS[spec.ranking].format(
+            by=next((c.label for c in self.columns if c.metric == spec.ranked_by), spec.ranked_by),
+            metrics=", ".join(labels),
+        )
+        where = f"on the {spec.slice[0]} {spec.slice[1]}" if spec.slice else "on all units"
+        return f"Each team's entry on the main board, {where}, {text}."
+
+    def cells(self, row: BoardRow) -> list[str]:
+        return [c.format(row.values.get(c.metric)) for c in self.columns]
+
+
+def specs(snapshot: BoardSnapshot) -> tuple[BoardSpec, ...]:
+    return tuple(BoardSpec.from_dict(b) for b in snapshot.facts.boards)
+
+
+def further_board(snapshot: BoardSnapshot, name: str) -> FurtherBoard:
+    """The board ``name`` of the snapshot's phase, ranked (NotFound for a board it does not have)."""
+    spec = next((s for s in specs(snapshot) if s.name == name), None)
+    if spec is None:
+        raise NotFound(f"this phase has no board {name!r}")
+    directions = {m.name: m.higher_is_better for m in snapshot.description.metrics}
+    rows = tuple(rank_board(spec, snapshot.entries, directions))
+    return FurtherBoard(spec, rows, tuple(metric_column(snapshot.description, m) for m in spec.metrics))
+
+
+def export(board: FurtherBoard, extension: str) -> bytes:
+    """The board as CSV or JSON: raw numbers (fractions), each metric's rank where it ranks by ranks."""
+    spec = board.spec
+    if extension == "json":
+        document: dict[str, Any] = {"board": spec.to_dict(), "entries": [_entry(board, row) for row in board.rows]}
+        return (json.dumps(document, ensure_ascii=False, allow_nan=False, indent=2) + "\n").encode("utf-8")
+    header = ["rank", "team", "system", "submitted_at", "baseline", "score", *spec.metrics]
+    if board.by_ranks:
+        header += [f"rank:{m}" for m in spec.metrics]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(header)
+    for row in board.rows:
+        c = row.entry.candidate
+        cells = [str(row.rank), safe_cell(c.team), safe_cell(c.system), iso_utc(c.submitted_at)]
+        cells += ["true" if c.baseline else "false", _number(row.score)]
+        cells += [_number(row.values.get(m)) for m in spec.metrics]
+        if board.by_ranks:
+            cells += [_number(row.ranks.get(m)) for m in spec.metrics]
+        writer.writerow(cells)
+    return buffer.getvalue().encode("utf-8")
+
+
+def _entry(board: FurtherBoard, row: BoardRow) -> dict[str, Any]:
+    c = row.entry.candidate
+    return {
+        "rank": row.rank,
+        "team": c.team,
+        "system": c.system,
+        "submitted_at": iso_utc(c.submitted_at),
+        "baseline": c.baseline,
+        "submission_id": c.submission_id,
+        "score": row.score,
+        "values": dict(row.values),
+        "ranks": dict(row.ranks) if board.by_ranks else None,
+    }
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else repr(value)

@@ -1,0 +1,117 @@
+"""A phase's further boards through the server: the bundle's ``boards`` reach the phase, the leaderboard page
+links each, and each has a page, a CSV and a JSON ranked as ``leaderboard.multi`` ranks (checked by hand)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from pathlib import Path
+
+import yaml
+from fastapi.testclient import TestClient
+from scipy.stats import rankdata
+
+from app.services.bundles.loader import load_bundle
+from app.services.competitions import catalog
+from app.storage.db import Database
+from leaderboard.multi import BoardSpec
+from tests.app.builders import HALF, PERFECT, make_user, phase_spec
+from tests.app.services.boards.test_standings import QUARTER
+from tests.app.web.test_api import auth
+from tests.app.web.test_pages import BOARD, login, setup, submit, text, wait
+from tests.conftest import ROOT
+
+EXAMPLES = ROOT / "examples"
+
+ACCURACY = BoardSpec("accuracy", "By accuracy", ("accuracy",))
+RANKS = BoardSpec("ranks", "Mean of ranks", ("accuracy", "accuracy"), ranking="mean_of_ranks")
+
+
+def test_further_boards_have_pages_and_exports(db: Database, client: TestClient) -> None:
+    setup(db, "ada", "bob", "cy", phases=(phase_spec(boards=(ACCURACY, RANKS)),))
+    for user, run in (("ada", HALF), ("bob", PERFECT), ("cy", HALF)):
+        login(client, user)
+        submit(client, run)
+        wait(client)
+    login(client, "cy")
+    submit(client, QUARTER)  # cy's best stays HALF (the main board's choice is the one the boards re-rank)
+    wait(client)
+    client.cookies.clear()
+    page = client.get(BOARD).text
+    assert f'href="{BOARD}/boards/accuracy"' in page and f'href="{BOARD}/boards/ranks"' in page
+
+    board = client.get(f"{BOARD}/boards/accuracy")
+    assert board.status_code == 200
+    assert "entry on the main board, on all units, ranked by accuracy ↑" in text(board)
+    rows = list(csv.DictReader(io.StringIO(client.get(f"{BOARD}/boards/accuracy.csv").text)))
+    assert [(r["rank"], r["team"], r["score"]) for r in rows] == [
+        ("1", "bob", "1.0"),
+        ("2", "ada", "0.5"),
+        ("2", "cy", "0.5"),
+    ]
+
+    # By hand: accuracy ranks bob 1, ada and cy 2.5 each (fractional); twice the same metric: the same means.
+    ranked = client.get(f"{BOARD}/boards/ranks.json").json()
+    assert ranked["board"]["ranking"] == "mean_of_ranks"
+    assert [(e["rank"], e["team"], e["score"]) for e in ranked["entries"]] == [
+        (1, "bob", 1.0),
+        (2, "ada", 2.5),
+        (2, "cy", 2.5),
+    ]
+    assert ranked["entries"][1]["ranks"] == {"accuracy": 2.5}
+    assert "Mean rank" in text(client.get(f"{BOARD}/boards/ranks"))
+    assert client.get(f"{BOARD}/boards/nothing").status_code == 404
+    assert client.get(f"{BOARD}/boards/accuracy.xlsx").status_code == 404
+
+
+def test_one_board_per_svident_language_and_a_mean_of_ranks_board(
+    db: Database, client: TestClient, tmp_path: Path
+) -> None:
+    folder = tmp_path / "svident"
+    shutil.copytree(EXAMPLES / "svident", folder)
+    bundle = yaml.safe_load((folder / "competition.yaml").read_text())
+    bundle["tasks"][0]["phases"][0]["boards"] = [
+        {"name": "german", "title": "German", "metrics": ["f1"], "slice": {"language": "de"}},
+        {"name": "english", "title": "English", "metrics": ["f1"], "slice": {"language": "en"}},
+        {"name": "ranks", "metrics": ["precision", "recall"], "ranking": "mean_of_ranks"},
+    ]
+    (folder / "competition.yaml").write_text(yaml.safe_dump(bundle))
+    with db.session() as session:
+        for name in ("ada", "bob", "cy"):
+            make_user(session, name)
+        catalog.create_competition(session, load_bundle(folder))
+        session.commit()
+    api = "/api/v1/competitions/svident/tasks/detection/phases/test"
+    sample = client.get(f"{api}/sample").json()
+    uuids = sorted(sample)
+    runs = {
+        "ada": {u: "1" for u in uuids},
+        "bob": {u: str(i % 2) for i, u in enumerate(uuids)},
+        "cy": {u: str(int(i % 3 == 0)) for i, u in enumerate(uuids)},
+    }
+    for name, run in runs.items():
+        files = {"file": ("submission.json", json.dumps(run).encode(), "application/json")}
+        assert client.post(f"{api}/submissions", headers=auth(db, name), files=files).status_code == 202
+        wait(client)
+    entries = client.get(f"{api}/leaderboard").json()["entries"]
+    assert len(entries) == 3
+    page = "/c/svident/detection/test"
+    for board, language in (("german", "de"), ("english", "en")):
+        shown = client.get(f"{page}/boards/{board}.json").json()["entries"]
+        # By hand: the entries' stored f1 on the language, best first (ties in the main board's order).
+        f1 = {e["team"]: e["columns"]["language"][language]["f1"] for e in entries}
+        assert [e["team"] for e in shown] == sorted(f1, key=lambda t: (-f1[t], [x["team"] for x in entries].index(t)))
+        assert [e["score"] for e in shown] == [f1[e["team"]] for e in shown]
+    # By hand: fractional ranks on precision and on recall (higher is better), then their mean, lowest first.
+    shown = client.get(f"{page}/boards/ranks.json").json()["entries"]
+    ranks = {}
+    for metric in ("precision", "recall"):
+        values = [-e["metrics"][metric] for e in entries]
+        for e, r in zip(entries, rankdata(values, method="average"), strict=True):
+            ranks.setdefault(e["team"], []).append(float(r))
+    means = {team: sum(r) / 2 for team, r in ranks.items()}
+    assert [e["score"] for e in shown] == sorted(means.values())
+    assert all(e["score"] == means[e["team"]] for e in shown)
+    assert "German" in client.get(page).text
