@@ -29,6 +29,19 @@ def shared() -> Path:
     return require_shared()
 
 
+def _name_group(item: pytest.Item, group: str) -> None:
+    """Put the group in the test's id as pytest-xdist does (``...::test@group``), which is how its loadgroup
+    scheduler sees groups. pytest 9.2 keeps node ids structured and ignores the attribute that pytest-xdist 3.8
+    still sets, so that every test went to any worker and a module's fixture was built on each worker that ran
+    one of its tests (pytest-dev/pytest-xdist#1386); where pytest-xdist sets it itself, the scheduler reads the
+    last suffix, the same group."""
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:  # an older pytest: pytest-xdist's own suffix works there
+        return
+    item._id = NodeId.parse(f"{item.nodeid}@{group}")
+
+
 #: What a test marked ``slow`` weighs against an unmarked one when the longest work is sent out first.
 SLOW_WEIGHT = 30
 
@@ -59,6 +72,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if any(d.scope in ("module", "class", "package") for defs in definitions for d in defs):
             unit = item.nodeid.split("::", 1)[0]
             item.add_marker(pytest.mark.xdist_group(unit))
+            if getattr(config.option, "loadgroup", False):  # a worker of `pytest -n N --dist loadgroup`
+                _name_group(item, unit)
         units.setdefault(unit, []).append(item)
     if not hasattr(config, "workerinput"):  # in one process (TEST_WORKERS=0) the order is the collection's
         return
