@@ -115,3 +115,16 @@ def test_one_board_per_svident_language_and_a_mean_of_ranks_board(
     assert [e["score"] for e in shown] == sorted(means.values())
     assert all(e["score"] == means[e["team"]] for e in shown)
     assert "German" in client.get(page).text
+
+
+def test_nothing_of_a_hidden_phase_shows_on_its_further_boards(db: Database, client: TestClient) -> None:
+    setup(db, "ada", phases=(phase_spec(boards=(ACCURACY, RANKS), visibility="hidden"),))
+    login(client, "ada")
+    submit(client, HALF)
+    wait(client)
+    for path in ("boards/accuracy", "boards/accuracy.csv", "boards/ranks.json"):
+        assert client.get(f"{BOARD}/{path}").status_code == 404  # a participant
+    client.cookies.clear()
+    assert client.get(f"{BOARD}/boards/accuracy").status_code == 404  # anyone
+    login(client, "olga")
+    assert client.get(f"{BOARD}/boards/accuracy.json").json()["entries"][0]["team"] == "ada"  # its organizers
