@@ -140,7 +140,9 @@ def follow(
     deadline = time.monotonic() + timeout
     while body["status"] in PENDING:
         if time.monotonic() > deadline:
-            fail(f"submission {body['id']} is still {body['status']} after {timeout:g} s")
+            waiting = (body.get("code_run") or {}).get("waiting_for")
+            why = f": its program's run waits for {waiting}" if waiting else ""
+            fail(f"submission {body['id']} is still {body['status']} after {timeout:g} s{why}")
         time.sleep(0.3)
         polled = api_request(
             "GET", f"{server.rstrip('/')}/api/v1/submissions/{body['id']}", attempts=retries + 1, headers=headers

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -19,7 +20,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
+from typer.testing import CliRunner
 
+from app.cli import app
 from app.config import Settings
 from app.main import create_app
 from app.services.bundles.loader import load_bundle
@@ -28,11 +31,18 @@ from app.services.code.settings import CodeCaps, caps_of
 from app.services.competitions import catalog
 from app.storage.db import Database
 from app.storage.models import CodeRun
+from tests.app.test_cli_baselines import server  # noqa: F401 (the fixture: the app served by uvicorn)
 from tests.app.test_code_runs import ALL_ZERO, EXAMPLE, PHASE, _cgroups, create, program, used
 from tests.app.web.test_api import auth
 from tests.app.web.test_pages import login
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed here")
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """The tests' settings on a worker that gives runs no GPU, whatever the machine has."""
+    return settings.model_copy(update={"gpu_devices": "none"})
 
 
 def serve(settings: Settings, **changes: Any) -> TestClient:
@@ -95,6 +105,19 @@ def test_a_gpu_the_operator_named_that_the_machine_lacks_is_why_a_run_waits(db: 
         told = client.get(f"/api/v1/submissions/{waiting['id']}", headers=auth(db, "olga")).json()["code_run"]
     assert waiting["code_run"]["waiting_for"] == "a GPU worker"
     assert told["waiting_for"] == "a GPU worker: no GPU device /dev/nvidia7 on this machine (PODIUM_GPU_DEVICES=7)"
+
+
+def test_podium_submit_wait_says_what_a_waiting_run_waits_for(db: Database, server: str) -> None:  # noqa: F811
+    create(db, gpu=True)
+    program_zip = Path(tempfile.mkdtemp()) / "program.zip"
+    program_zip.write_bytes(program(ALL_ZERO))
+    token = auth(db, "ada")["Authorization"].removeprefix("Bearer ")
+    args = ["submit", "--server", server, "--task", "svident-code/detection/test", "--token", token]
+    waited = CliRunner().invoke(app, [*args, "--wait", "--timeout", "3", str(program_zip)])
+    assert waited.exit_code == 2, waited.output
+    assert waited.stderr.strip().endswith(
+        "is still awaiting_run after 3 s: its program's run waits for a GPU worker"
+    ), waited.stderr
 
 
 def test_a_gpu_phase_that_allows_the_cpu_runs_there(db: Database, gpuless: TestClient) -> None:
