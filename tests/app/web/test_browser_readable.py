@@ -331,7 +331,7 @@ def test_a_favicon_breadcrumbs_with_titles_and_a_skip_link(site: Site) -> None:
 
 PUBLIC = ("/", "/login", "/register", "/c/comp", BOARD, "/no/such/page")
 PARTICIPANT = ("/account", "/submissions", "/c/comp/team", BOARD + "/submit", BOARD + "/submissions")
-ORGANIZER = ("/c/comp/organize", BOARD + "/organize", "/competitions/new")
+ORGANIZER = ("/c/comp/organize", "/c/comp/organize/queues", BOARD + "/organize", "/competitions/new")
 
 
 def _problems(page, width: int) -> list[str]:  # type: ignore[no-untyped-def]
