@@ -86,6 +86,14 @@ $(AXE_DIR)/node_modules/axe-core/axe.min.js: $(AXE_DIR)/package.json $(AXE_DIR)/
 		echo "bubblewrap is missing: run 'sudo apt-get install bubblewrap' to run scoring programs"; \
 	fi
 
+# Several web processes behind one address are tested behind Debian's haproxy (tests/app/distributed/).
+/usr/sbin/haproxy:
+	@if [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy; \
+	else \
+		echo "haproxy is missing: run 'sudo apt-get install haproxy' for the test of several web processes"; \
+	fi
+
 # A runtime like CodaLab's legacy images (old numpy and PyYAML), for programs written for them; the tests run
 # the reference bundles' programs with it. How operators build such runtimes: examples/README.md.
 LEGACY_RUNTIME := .runtimes/codalab-legacy
@@ -127,7 +135,7 @@ lint: $(VENV)/.installed
 # The S3 store's tests (and the distributed ones, whose files go to object storage) use one S3-protocol
 # server for the whole run: moto's (`moto[server]`, a test tool), started here on a free port and stopped after.
 TEST_WORKERS ?= 4
-test: lint /usr/bin/chromium /usr/bin/bwrap runtimes $(AXE_DIR)/node_modules/axe-core/axe.min.js
+test: lint /usr/bin/chromium /usr/bin/bwrap /usr/sbin/haproxy runtimes $(AXE_DIR)/node_modules/axe-core/axe.min.js
 	@port=$$($(PY) -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'); \
 	$(VENV)/bin/moto_server -H 127.0.0.1 -p $$port >/dev/null 2>&1 & moto=$$!; \
 	trap 'kill $$moto' EXIT; \

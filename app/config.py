@@ -106,6 +106,12 @@ class Settings(BaseSettings):
         default=True, description="Whether anyone may create an account (`POST /api/v1/users`)."
     )
     gold_cache_size: int = Field(default=8, ge=0, description="Parsed gold files kept in memory per process.")
+    board_check_seconds: float | None = Field(
+        default=None,
+        ge=0,
+        description="How long a cached leaderboard is served before the database is asked whether another process "
+        "changed it; default 0 (every read asks) with PODIUM_BROKER_URL, where workers write every score, else 2.",
+    )
     public_url: str = Field(
         default="http://127.0.0.1:8000",
         description="The server's address as people reach it; `podium user reset-link` builds its links on it.",

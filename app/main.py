@@ -32,6 +32,16 @@ log = logging.getLogger(__name__)
 VERSION = "0.1.0"
 
 
+def board_check_seconds(settings: Settings) -> float:
+    """How long a board is served before its fingerprint is read again. In the distributed mode every score is
+    committed by a worker process, which this process's own counter never sees: each read then asks the
+    database (one small query), so that a board read through any web process shows every score already
+    reported as scored."""
+    if settings.board_check_seconds is not None:
+        return settings.board_check_seconds
+    return 0.0 if settings.broker_url else 2.0
+
+
 def create_app(settings: Settings) -> FastAPI:
     """A ready-to-serve app on ``settings`` (the database must be migrated already)."""
     db = Database.from_settings(settings)
@@ -39,7 +49,7 @@ def create_app(settings: Settings) -> FastAPI:
         settings=settings,
         db=db,
         gold_cache=GoldCache(settings.gold_cache_size),
-        boards=BoardCache(db),
+        boards=BoardCache(db, check_every=board_check_seconds(settings)),
         throttle=LoginThrottle(db),
     )
 

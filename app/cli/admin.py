@@ -110,6 +110,13 @@ def _serve_on(listening: socket.socket, host: str, port: int, *, no_migrate: boo
     from app.main import create_app
 
     settings = settings_or_fail()
+    if settings.broker_url and not settings.secret_key:
+        # Each process would sign cookies with a random key of its own: a login made through one web
+        # process would be anonymous on the next (docs/DEPLOYMENT.md).
+        fail(
+            "PODIUM_SECRET_KEY is not set: with PODIUM_BROKER_URL every web process must sign session cookies "
+            "with the same key (e.g. PODIUM_SECRET_KEY=$(openssl rand -hex 32))"
+        )
     load_plugins_or_fail(settings)
     if no_migrate:
         check_schema(settings)

@@ -174,6 +174,9 @@ def make_cluster(
         "PODIUM_TRANSIENT_BACKOFF_SECONDS": "0.2",
         "PODIUM_TRANSIENT_BACKOFF_MAX_SECONDS": "1",
         "PODIUM_TRANSIENT_RETRIES": "15",
+        # Every web process of one site signs session cookies with the same key (podium serve refuses to
+        # start without one in the distributed mode).
+        "PODIUM_SECRET_KEY": secrets.token_hex(32),
     }
     # Files in object storage, as at scale: a bucket of its own on the test S3 server (a folder where
     # moto is not installed); the web app of this process reads the same AWS variables as the workers.
