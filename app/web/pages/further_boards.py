@@ -10,14 +10,22 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from app.services.boards.snapshot import BoardSnapshot
+from app.services.competitions.catalog import get_phase
 from app.services.errors import NotFound
+from app.services.submissions.results import current_scores
 from leaderboard.exports import iso_utc, safe_cell
 from leaderboard.multi import BoardRow, BoardSpec, rank_board
+from leaderboard.paper import interval_words
 from leaderboard.tables import Column, metric_column
+from leaderboard.uncertainty import BoardUncertainty, board_uncertainty, interval_view, phase_seed
+from scorers import get_scorer
 
 RANKING_WORDS = {
     "metric": "ranked by {by}",
@@ -31,6 +39,20 @@ class FurtherBoard:
     spec: BoardSpec
     rows: tuple[BoardRow, ...]
     columns: tuple[Column, ...]
+    #: A board ranked by one metric: each entry's interval of it on the board's units, the comparisons of
+    #: neighbours and the tied groups (``leaderboard.uncertainty``); None for a board ranked by ranks, or where
+    #: the phase shows no intervals.
+    uncertainty: BoardUncertainty[int] | None = None
+
+    def interval_text(self, row: BoardRow) -> str:
+        interval = self.uncertainty.intervals.get(row.entry.candidate.submission_id) if self.uncertainty else None
+        if interval is None:
+            return "–"
+        column = next(c for c in self.columns if c.metric == self.spec.ranked_by)
+        return interval_words(interval, column) + ("" if interval.reliable else " †")
+
+    def group(self, row: BoardRow) -> int | None:
+        return self.uncertainty.group_of(row.entry.candidate.submission_id) if self.uncertainty else None
 
     @property
     def by_ranks(self) -> bool:
@@ -56,14 +78,43 @@ def specs(snapshot: BoardSnapshot) -> tuple[BoardSpec, ...]:
     return tuple(BoardSpec.from_dict(b) for b in snapshot.facts.boards)
 
 
-def further_board(snapshot: BoardSnapshot, name: str) -> FurtherBoard:
-    """The board ``name`` of the snapshot's phase, ranked (NotFound for a board it does not have)."""
+def further_board(
+    snapshot: BoardSnapshot, name: str, session_factory: Callable[[], Session] | None = None
+) -> FurtherBoard:
+    """The board ``name`` of the snapshot's phase, ranked (NotFound for a board it does not have); with
+    ``session_factory``, a board ranked by one metric gets its intervals and tied groups on its units."""
     spec = next((s for s in specs(snapshot) if s.name == name), None)
     if spec is None:
         raise NotFound(f"this phase has no board {name!r}")
     directions = {m.name: m.higher_is_better for m in snapshot.description.metrics}
     rows = tuple(rank_board(spec, snapshot.entries, directions))
-    return FurtherBoard(spec, rows, tuple(metric_column(snapshot.description, m) for m in spec.metrics))
+    columns = tuple(metric_column(snapshot.description, m) for m in spec.metrics)
+    uncertain = None
+    if session_factory is not None and spec.ranking == "metric" and snapshot.facts.intervals and rows:
+        uncertain = _uncertainty(snapshot, spec, rows, session_factory)
+    return FurtherBoard(spec, rows, columns, uncertain)
+
+
+def _uncertainty(
+    snapshot: BoardSnapshot, spec: BoardSpec, rows: tuple[BoardRow, ...], session_factory: Callable[[], Session]
+) -> BoardUncertainty[int] | None:
+    """The board's intervals and comparisons on its units: all of them, or those of its slice (a unit whose
+    statistics carry the slice's dimension with its key); none where no unit does."""
+    ids = [row.entry.candidate.submission_id for row in rows]
+    with session_factory() as session:
+        task = get_phase(session, *snapshot.facts.ref).task
+        scorer = get_scorer(task.scorer, dict(task.scorer_options or {}))
+        stored = {sid: score.units for sid, score in current_scores(session, ids, units=True).items()}
+    entries = []
+    for sid in ids:
+        units = stored.get(sid) or {}
+        if spec.slice is not None:
+            dimension, key = spec.slice
+            units = {u: stats for u, stats in units.items() if str(stats.get(dimension)) == key}
+        entries.append((sid, units or None))
+    if not any(units for _, units in entries):
+        return None
+    return board_uncertainty(scorer, entries, spec.ranked_by, seed=phase_seed(*snapshot.facts.ref))
 
 
 def export(board: FurtherBoard, extension: str) -> bytes:
@@ -75,6 +126,8 @@ def export(board: FurtherBoard, extension: str) -> bytes:
     header = ["rank", "team", "system", "submitted_at", "baseline", "score", *spec.metrics]
     if board.by_ranks:
         header += [f"rank:{m}" for m in spec.metrics]
+    if board.uncertainty is not None:
+        header += ["interval_low", "interval_high", "interval_label", "tied_group"]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(header)
@@ -85,6 +138,10 @@ def export(board: FurtherBoard, extension: str) -> bytes:
         cells += [_number(row.values.get(m)) for m in spec.metrics]
         if board.by_ranks:
             cells += [_number(row.ranks.get(m)) for m in spec.metrics]
+        if board.uncertainty is not None:
+            interval = board.uncertainty.intervals.get(c.submission_id)
+            cells += [_number(interval.low), _number(interval.high), interval.label] if interval else ["", "", ""]
+            cells.append(str(board.group(row) or ""))
         writer.writerow(cells)
     return buffer.getvalue().encode("utf-8")
 
@@ -101,7 +158,14 @@ def _entry(board: FurtherBoard, row: BoardRow) -> dict[str, Any]:
         "score": row.score,
         "values": dict(row.values),
         "ranks": dict(row.ranks) if board.by_ranks else None,
+        "interval": _interval(board, row),
+        "tied_group": board.group(row),
     }
+
+
+def _interval(board: FurtherBoard, row: BoardRow) -> dict[str, Any] | None:
+    interval = board.uncertainty.intervals.get(row.entry.candidate.submission_id) if board.uncertainty else None
+    return None if interval is None else interval_view(interval)
 
 
 def _number(value: float | None) -> str:

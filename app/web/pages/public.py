@@ -165,6 +165,20 @@ async def leaderboard_export(competition: str, task: str, phase: str, extension:
     return await _send(request, snapshot, name, data, _BOARD_MEDIA[extension], headers)
 
 
+async def _further_board(request: Request, snapshot: BoardSnapshot, name: str) -> further_boards.FurtherBoard:
+    """The snapshot's further board ``name``, ranked and with its intervals, made once per snapshot."""
+    pages = get_pages(request)
+
+    def session() -> Session:
+        return pages.state.db.session(read_only=True)
+
+    further_boards.further_board(snapshot, name)  # a board the phase does not have is not found at once
+    board: further_boards.FurtherBoard = await _derived(
+        snapshot, f"boards/{name}", lambda: further_boards.further_board(snapshot, name, session)
+    )
+    return board
+
+
 @router.get("/c/{competition}/{task}/{phase}/boards/{name}.{extension}")
 async def further_board_export(
     competition: str, task: str, phase: str, name: str, extension: str, request: Request
@@ -173,7 +187,7 @@ async def further_board_export(
     if extension not in _MEDIA:
         raise NotFound(f"there is no board export as {extension!r}; try .csv or .json")
     snapshot = await _visible(request, (competition, task, phase))
-    board = further_boards.further_board(snapshot, name)
+    board = await _further_board(request, snapshot, name)
     data = await _derived(snapshot, f"boards/{name}.{extension}", lambda: further_boards.export(board, extension))
     headers = (
         SECURITY_HEADERS
@@ -189,7 +203,7 @@ async def further_board_page(competition: str, task: str, phase: str, name: str,
     snapshot, viewer = await _snapshot(request, (competition, task, phase))
     if snapshot.hidden:
         raise NotFound("the results of this phase are hidden until its organizers reveal them")
-    board = further_boards.further_board(snapshot, name)
+    board = await _further_board(request, snapshot, name)
     context: dict[str, Any] = {"snap": snapshot, "facts": snapshot.facts, "ref": snapshot.facts.ref, "board": board}
     return render(request, "further_board.html", context, viewer=viewer)
 

@@ -62,6 +62,9 @@ def test_further_boards_have_pages_and_exports(db: Database, client: TestClient)
     ]
     assert ranked["entries"][1]["ranks"] == {"accuracy": 2.5}
     assert "Mean rank" in text(client.get(f"{BOARD}/boards/ranks"))
+    # The board ranked by one metric has intervals (four labels: rough) and says the entries are too few to compare.
+    assert "Too few documents to compare entries" in text(board) and "†" in text(board)
+    assert rows[0]["interval_label"].startswith("zero width") and rows[1]["interval_label"].startswith("rough")
     assert client.get(f"{BOARD}/boards/nothing").status_code == 404
     assert client.get(f"{BOARD}/boards/accuracy.xlsx").status_code == 404
 
@@ -104,6 +107,11 @@ def test_one_board_per_svident_language_and_a_mean_of_ranks_board(
         f1 = {e["team"]: e["columns"]["language"][language]["f1"] for e in entries}
         assert [e["team"] for e in shown] == sorted(f1, key=lambda t: (-f1[t], [x["team"] for x in entries].index(t)))
         assert [e["score"] for e in shown] == [f1[e["team"]] for e in shown]
+        # Each entry's interval of f1 on the language's documents only, and the tied groups of this board.
+        intervals = [e["interval"] for e in shown]
+        assert all(i["low"] <= e["score"] <= i["high"] for i, e in zip(intervals, shown, strict=True))
+        assert all(0 < i["units"] < entries[0]["interval"]["units"] for i in intervals)  # one language's groups
+        assert all(e["tied_group"] is None or e["tied_group"] >= 1 for e in shown)
     # By hand: fractional ranks on precision and on recall (higher is better), then their mean, lowest first.
     shown = client.get(f"{page}/boards/ranks.json").json()["entries"]
     ranks = {}
