@@ -2,9 +2,11 @@
 
 It holds one credential of the queue and nothing else (no database URL, no broker, no secret key) and speaks the
 protocol of ``app.web.api.worker`` over HTTPS: it asks for the next run of its queue (every ``poll`` seconds while
-none waits), fetches the program and the phase's inputs through the links it was given, runs the program with
-``app.services.code.sandboxed.run_code`` (the sandbox and limits of the platform's own workers) while a thread
-renews the lease, and reports how it ran with its predictions. The platform validates and scores them.
+none waits; saying how many GPUs it has, ``PODIUM_GPU_DEVICES`` as on the platform's workers, so that a run that
+needs one is left to a worker with one), fetches the program and the phase's inputs through the links it was
+given, runs the program with ``app.services.code.sandboxed.run_code`` (the sandbox and limits of the platform's
+own workers; a GPU held for a run whose phase asks for one) while a thread renews the lease, and reports how it
+ran with its predictions. The platform validates and scores them.
 
 A worker that dies mid-run leaves its lease to expire, and another worker of the queue takes the run over; a late
 report of the dead one's attempt is refused (409), and so this one drops a run whose lease it lost. A refused
@@ -15,8 +17,10 @@ from __future__ import annotations
 
 import json
 import logging
+import tempfile
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -26,6 +30,7 @@ from app.services.code.sandboxed import CodeOutcome, Isolation, run_code
 from app.services.code.settings import CodeSettings
 from codalab.archives import ArchiveProblem
 from sandbox import RuntimeProblem, SandboxUnavailable, choose_runtime
+from sandbox.gpus import Gpu, GpuProblem, detect, hold
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +61,7 @@ class Report:
     stderr_bytes: int = 0
     failure: str | None = None
     platform_problem: str | None = None
+    device: str | None = None
 
 
 def report_of(outcome: CodeOutcome) -> tuple[Report, bytes, bytes]:
@@ -74,6 +80,7 @@ def report_of(outcome: CodeOutcome) -> tuple[Report, bytes, bytes]:
         stdout_bytes=run.stdout_bytes,
         stderr_bytes=run.stderr_bytes,
         failure=outcome.failure,
+        device=outcome.device,
     )
     return report, run.stdout, run.stderr
 
@@ -90,6 +97,11 @@ class RemoteWorker:
             timeout=httpx.Timeout(60.0, connect=10.0),
         )
         self.stopping = threading.Event()
+        try:
+            self.gpus: tuple[Gpu, ...] = detect(settings.gpu_devices)
+        except GpuProblem as exc:
+            log.warning("this worker gives code runs no GPU: %s", exc)
+            self.gpus = ()
 
     def close(self) -> None:
         self.client.close()
@@ -119,7 +131,7 @@ class RemoteWorker:
     def serve(self) -> None:
         """Take and run the queue's runs until stopped or refused."""
         while not self.stopping.is_set():
-            run = self._call("POST", "/api/v1/worker/claim").json()["run"]
+            run = self._call("POST", "/api/v1/worker/claim", json={"gpus": len(self.gpus)}).json()["run"]
             if run is None:
                 self.stopping.wait(self.poll_seconds)
                 continue
@@ -136,6 +148,16 @@ class RemoteWorker:
             require_cgroup=not self.settings.sandbox_allow_no_cgroup,
         )
 
+    def _run(self, program: bytes, inputs: bytes, code: CodeSettings) -> CodeOutcome:
+        """The program in the sandbox, with one GPU of this machine held where its phase asks for one (one run per
+        GPU of the machine, as on the platform's workers: ``sandbox.gpus.hold``)."""
+        where = self._isolation(code)
+        if not (code.gpu and self.gpus):
+            return run_code(program, inputs, code, where)
+        with hold(self.gpus, self.settings.gpu_lock_dir or Path(tempfile.gettempdir())) as gpu:
+            placed = replace(where, devices=gpu.nodes(), env=tuple(gpu.env().items()))
+            return replace(run_code(program, inputs, code, placed), device=gpu.describe())
+
     def run_one(self, run: dict[str, Any]) -> None:
         run_id, lease = run["run_id"], run["lease"]
         log.info("running code run %s", run_id)
@@ -149,7 +171,7 @@ class RemoteWorker:
         beats.start()
         try:
             try:
-                outcome = run_code(program, inputs, code, self._isolation(code))
+                outcome = self._run(program, inputs, code)
                 report, stdout, stderr = report_of(outcome)
             except (SandboxUnavailable, RuntimeProblem, ArchiveProblem) as exc:
                 outcome, (report, stdout, stderr) = CodeOutcome(None), (Report(platform_problem=str(exc)), b"", b"")

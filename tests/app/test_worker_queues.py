@@ -69,11 +69,13 @@ def predictions(inputs: bytes) -> bytes:
         return json.dumps({row["uuid"]: "0" for row in rows}).encode()
 
 
-def send_result(client: TestClient, secret: str, run: dict[str, Any], data: bytes | None, lease: str = "") -> Any:
+def send_result(
+    client: TestClient, secret: str, run: dict[str, Any], data: bytes | None, lease: str = "", **report: Any
+) -> Any:
     files: dict[str, Any] = {"stdout": ("stdout", b"ran\n"), "stderr": ("stderr", b"")}
     if data is not None:
         files["predictions"] = ("predictions.json", data)
-    form = {"lease": lease or run["lease"], "report": json.dumps({"exit_code": 0, "wall_seconds": 0.5})}
+    form = {"lease": lease or run["lease"], "report": json.dumps({"exit_code": 0, "wall_seconds": 0.5, **report})}
     return client.post(f"{WORKER}/runs/{run['run_id']}/result", headers=bearer(secret), data=form, files=files)
 
 
@@ -194,3 +196,20 @@ def test_a_phase_moved_back_to_the_platform_has_its_waiting_runs_run_there(
     assert client.app.state.podium.queue.wait_idle(120)  # type: ignore[attr-defined]
     scored = client.get(f"/api/v1/submissions/{submission}", headers=auth(db, "ada")).json()
     assert scored["status"] == "scored", scored
+
+
+def test_a_run_that_needs_a_gpu_is_left_to_a_worker_of_the_queue_with_one(db: Database, client: TestClient) -> None:
+    create(db, gpu=True)
+    secret = make_queue(client, db)
+    submission = upload(client, db)
+    for body in ({"gpus": 0}, None):
+        left = client.post(f"{WORKER}/claim", headers=bearer(secret), json=body)
+        assert left.status_code == 200 and left.json() == {"run": None}, left.text
+    run = client.post(f"{WORKER}/claim", headers=bearer(secret), json={"gpus": 1}).json()["run"]
+    assert run is not None and run["code"]["gpu"] is True
+    inputs = client.get(run["inputs_url"]).content
+    done = send_result(client, secret, run, predictions(inputs), device="GPU 0")
+    assert done.status_code == 200 and done.json()["status"] == "succeeded", done.text
+    assert client.app.state.podium.queue.wait_idle(60)  # type: ignore[attr-defined]
+    shown = client.get(f"/api/v1/submissions/{submission}", headers=auth(db, "olga")).json()
+    assert shown["status"] == "scored" and shown["code_run"]["device"] == "GPU 0", shown

@@ -42,7 +42,7 @@ from app.services.scoring.validation import validate
 from app.services.submissions.limits import Limits as UploadLimits
 from app.services.workers import links
 from app.services.workers.queues import in_queue, worker_name
-from app.storage.models import CodeRun, Phase, RunStatus, ServerSecret, Submission, WorkerCredential
+from app.storage.models import CodeRun, Phase, PhaseQueue, RunStatus, ServerSecret, Submission, WorkerCredential
 from sandbox import Limits, RunResult
 from sandbox.limits import MIB
 from scorers import ValidationError
@@ -103,12 +103,34 @@ class Assignment:
     inputs: str
 
 
+def _needing_a_gpu(session: Session, queue_id: int) -> list[int]:
+    """The phases of the queue whose programs need a GPU (``code.gpu`` without ``gpu_fallback_cpu``)."""
+    phases = session.scalars(
+        select(Phase).join(PhaseQueue, PhaseQueue.phase_id == Phase.id).where(PhaseQueue.queue_id == queue_id)
+    )
+    needing = []
+    for phase in phases:
+        code = CodeSettings.of(phase.code or {})
+        if code.gpu and not code.gpu_fallback_cpu:
+            needing.append(phase.id)
+    return needing
+
+
 def claim(
-    session: Session, credential: WorkerCredential, *, now: datetime, lease_seconds: int, max_attempts: int
+    session: Session,
+    credential: WorkerCredential,
+    *,
+    now: datetime,
+    lease_seconds: int,
+    max_attempts: int,
+    gpus: int = 0,
 ) -> Assignment | None:
-    """Take the fairest waiting run of the credential's queue for this worker, or ``None`` when none waits."""
+    """Take the fairest waiting run of the credential's queue that this worker can run (a worker without a GPU
+    leaves the runs of phases that need one to a worker with one), or ``None`` when none waits."""
     touch(session, credential, now)
     mine = and_(in_queue(credential.queue_id), fair.waiting(CodeRun, now))
+    if gpus == 0 and (needing := _needing_a_gpu(session, credential.queue_id)):
+        mine = and_(mine, ~CodeRun.submission_id.in_(select(Submission.id).where(Submission.phase_id.in_(needing))))
     for _ in range(ROUNDS):
         head = fair.fairest(session, CodeRun, now, mine)
         if not head:
@@ -202,6 +224,8 @@ class Report:
     stderr_bytes: int = 0
     failure: str | None = None
     platform_problem: str | None = None
+    #: The GPU it ran on ("GPU 0"; None: the CPU).
+    device: str | None = None
 
 
 def _outcome(claim_: CodeClaim, report: Report, predictions: bytes | None, logs: tuple[bytes, bytes]) -> CodeOutcome:
@@ -222,8 +246,8 @@ def _outcome(claim_: CodeClaim, report: Report, predictions: bytes | None, logs:
     )
     if report.failure is not None or predictions is None:
         failure = (report.failure or "Your program gave no predictions.")[:FAILURE_CHARS]
-        return CodeOutcome(run, failure=failure)
-    return CodeOutcome(run, predictions=predictions)
+        return CodeOutcome(run, failure=failure, device=report.device)
+    return CodeOutcome(run, predictions=predictions, device=report.device)
 
 
 def report(
@@ -254,7 +278,7 @@ def report(
                 validate(parsed_gold(session, claim_.gold, gold_cache), result.predictions, limits)
             except ValidationError as exc:
                 refused = f"Your program's predictions were refused. {exc.summary()}"
-                result = CodeOutcome(result.run, failure=refused)
+                result = CodeOutcome(result.run, failure=refused, device=result.device)
         if result.predictions is not None:
             done, status = execution.record_success(session, claim_, result, now=now), RunStatus.SUCCEEDED
         else:

@@ -22,7 +22,7 @@ from app.storage.blobs import read_blob
 from app.storage.models import WorkerCredential
 from app.storage.types import utcnow
 from app.web.deps import RowId, SessionDep, StateDep
-from app.web.schemas.workers import AssignmentOut, ClaimOut, LeaseIn, ReportIn, ResultOut
+from app.web.schemas.workers import AssignmentOut, ClaimIn, ClaimOut, LeaseIn, ReportIn, ResultOut
 from app.web.uploads import read_form
 from sandbox import Limits
 
@@ -57,7 +57,7 @@ def _mine(session: SessionDep, credential_id: int) -> WorkerCredential:
 
 
 @router.post("/claim", response_model=ClaimOut)
-def claim(session: SessionDep, state: StateDep, credential_id: CredentialId) -> ClaimOut:
+def claim(session: SessionDep, state: StateDep, credential_id: CredentialId, body: ClaimIn | None = None) -> ClaimOut:
     settings = state.settings
     assignment = protocol.claim(
         session,
@@ -65,6 +65,7 @@ def claim(session: SessionDep, state: StateDep, credential_id: CredentialId) -> 
         now=utcnow(),
         lease_seconds=settings.lease_seconds,
         max_attempts=settings.max_attempts,
+        gpus=body.gpus if body is not None else 0,
     )
     return ClaimOut(run=AssignmentOut.of(assignment, f"{PREFIX}/files") if assignment is not None else None)
 

@@ -136,6 +136,12 @@ class ReportIn(BaseModel):
     stderr_bytes: int = Field(0, ge=0)
     failure: str | None = Field(None, max_length=1000)
     platform_problem: str | None = Field(None, max_length=1000)
+    device: str | None = Field(None, max_length=40, description="the GPU it ran on; null: the CPU")
+
+
+class ClaimIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    gpus: int = Field(0, ge=0, le=1024, description="how many GPUs the worker has (0: runs needing one are left)")
 
 
 class ResultOut(BaseModel):
