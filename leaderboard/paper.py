@@ -159,23 +159,35 @@ def latex_table(
 ) -> str:
     """The board as a LaTeX ``table`` with a booktabs ``tabular`` (``\\usepackage{booktabs}``)."""
     table = _Rows(description, entries, uncertainty)
-    align = "rll" + "r" * (len(table.header) - 3)
+    return render_latex(table.header, table.rows, table.starts, table.notes, caption=caption)
+
+
+def render_latex(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    starts: Sequence[bool],
+    notes: Sequence[str],
+    *,
+    caption: str = "",
+) -> str:
+    """A booktabs table of plain-text cells (escaped here): a ``\\midrule`` above each row that ``starts`` a group,
+    the ``notes`` and ``caption`` as its caption. The first three columns are left-aligned text but the first."""
+    align = "rll" + "r" * (len(header) - 3)
     lines = [
         "% \\usepackage{booktabs}",
         "\\begin{table}[t]",
         "\\centering",
         f"\\begin{{tabular}}{{{align}}}",
         "\\toprule",
-        " & ".join(latex_escape(h) for h in table.header) + " \\\\",
+        " & ".join(latex_escape(h) for h in header) + " \\\\",
         "\\midrule",
     ]
-    for cells, start in zip(table.rows, table.starts, strict=True):
+    for cells, start in zip(rows, starts, strict=True):
         if start:
             lines.append("\\midrule")
         lines.append(" & ".join(latex_escape(c) for c in cells) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}"]
-    note = " ".join(table.notes)
-    text = (latex_escape(caption) + " " if caption else "") + latex_escape(note)
+    text = (latex_escape(caption) + " " if caption else "") + latex_escape(" ".join(notes))
     if text.strip():
         lines.append(f"\\caption{{{text.strip()}}}")
     lines.append("\\end{table}")
@@ -203,11 +215,18 @@ def markdown_table(
 ) -> str:
     """The board as a Markdown (GitHub, CommonMark with tables) table, its notes below it."""
     table = _Rows(description, entries, uncertainty)
-    right = {0} | set(range(3, len(table.header)))
+    return render_markdown(table.header, table.rows, table.notes, caption=caption)
+
+
+def render_markdown(
+    header: Sequence[str], rows: Sequence[Sequence[str]], notes: Sequence[str], *, caption: str = ""
+) -> str:
+    """A Markdown table of plain-text cells (escaped here): the rank and the columns after the third right-aligned."""
+    right = {0} | set(range(3, len(header)))
     lines = [f"**{markdown_escape(caption)}**", ""] if caption else []
-    lines.append("| " + " | ".join(markdown_escape(h) for h in table.header) + " |")
-    lines.append("|" + "|".join("---:" if i in right else "---" for i in range(len(table.header))) + "|")
-    lines += ["| " + " | ".join(markdown_escape(c) for c in cells) + " |" for cells in table.rows]
-    if table.notes:
-        lines += ["", *(markdown_escape(n) for n in table.notes)]
+    lines.append("| " + " | ".join(markdown_escape(h) for h in header) + " |")
+    lines.append("|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|")
+    lines += ["| " + " | ".join(markdown_escape(c) for c in cells) + " |" for cells in rows]
+    if notes:
+        lines += ["", *(markdown_escape(n) for n in notes)]
     return "\n".join(lines) + "\n"

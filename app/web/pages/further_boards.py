@@ -22,7 +22,7 @@ from app.services.errors import NotFound
 from app.services.submissions.results import current_scores
 from leaderboard.exports import iso_utc, safe_cell
 from leaderboard.multi import BoardRow, BoardSpec, rank_board
-from leaderboard.paper import interval_words
+from leaderboard.paper import interval_words, render_latex, render_markdown
 from leaderboard.tables import Column, metric_column
 from leaderboard.uncertainty import BoardUncertainty, board_uncertainty, interval_view, phase_seed
 from scorers import get_scorer
@@ -115,6 +115,52 @@ def _uncertainty(
     if not any(units for _, units in entries):
         return None
     return board_uncertainty(scorer, entries, spec.ranked_by, seed=phase_seed(*snapshot.facts.ref))
+
+
+def paper(board: FurtherBoard, extension: str, caption: str) -> bytes:
+    """The board as a paper's table, LaTeX (booktabs) or Markdown (``leaderboard.paper``): the numbers as the page
+    shows them, the interval and the tied groups (a rule between groups in LaTeX) where it has them."""
+    header = ["#", "Team", "System"]
+    if board.by_ranks:
+        header.append("Mean rank")
+    header += [c.label + (" (rank)" if board.by_ranks else "") for c in board.columns]
+    grouped = board.uncertainty is not None and board.uncertainty.comparable
+    if board.uncertainty is not None:
+        header.append("95% CI")
+    if grouped:
+        header.append("Group")
+    rows, starts, previous = [], [], None
+    for row in board.rows:
+        c = row.entry.candidate
+        cells = [str(row.rank), c.team + (" *" if c.baseline else ""), c.system]
+        if board.by_ranks:
+            cells.append(f"{row.score:.2f}" if row.score is not None else "–")
+        for column, text in zip(board.columns, board.cells(row), strict=True):
+            cells.append(text + (f" ({row.ranks[column.metric]:g})" if board.by_ranks else ""))
+        if board.uncertainty is not None:
+            cells.append(board.interval_text(row))
+        group = board.group(row)
+        if grouped:
+            cells.append(str(group) if group is not None else "–")
+        starts.append(bool(rows) and grouped and group != previous)
+        previous = group
+        rows.append(cells)
+    notes = [board.words]
+    if board.uncertainty is not None:
+        notes.append("95% CI: bootstrap interval over the board's documents (BCa); † not a 95% interval.")
+        notes.append(
+            "Entries of one group cannot be told apart (paired bootstrap test of equal means, Holm-corrected)."
+            if grouped
+            else "Too few documents to compare entries: no groups (which does not mean tied)."
+        )
+    if any(r.entry.candidate.baseline for r in board.rows):
+        notes.append("* a baseline run by the organizers.")
+    text = (
+        render_latex(header, rows, starts, notes, caption=caption)
+        if extension == "tex"
+        else render_markdown(header, rows, notes, caption=caption)
+    )
+    return text.encode("utf-8")
 
 
 def export(board: FurtherBoard, extension: str) -> bytes:

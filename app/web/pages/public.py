@@ -183,18 +183,27 @@ async def _further_board(request: Request, snapshot: BoardSnapshot, name: str) -
 async def further_board_export(
     competition: str, task: str, phase: str, name: str, extension: str, request: Request
 ) -> Response:
-    """One of the phase's further boards as CSV or JSON (``app.web.pages.further_boards``)."""
-    if extension not in _MEDIA:
-        raise NotFound(f"there is no board export as {extension!r}; try .csv or .json")
+    """One of the phase's further boards as CSV or JSON, or as a paper's table in LaTeX or Markdown
+    (``app.web.pages.further_boards``)."""
+    if extension not in _BOARD_MEDIA:
+        raise NotFound(f"there is no board export as {extension!r}; try .csv, .json, .tex or .md")
     snapshot = await _visible(request, (competition, task, phase))
     board = await _further_board(request, snapshot, name)
-    data = await _derived(snapshot, f"boards/{name}.{extension}", lambda: further_boards.export(board, extension))
+    facts = snapshot.facts
+    caption = f"{facts.competition_title}: {facts.task_title}, {facts.phase_title}, {board.spec.title}."
+
+    def build() -> bytes:
+        if extension in ("tex", "md"):
+            return further_boards.paper(board, extension, caption)
+        return further_boards.export(board, extension)
+
+    data = await _derived(snapshot, f"boards/{name}.{extension}", build)
     headers = (
         SECURITY_HEADERS
         if extension == "json"
         else _attachment(boards.export_name(snapshot, f"board-{name}", extension))
     )
-    return await _send(request, snapshot, f"boards/{name}.{extension}", data, _MEDIA[extension], headers)
+    return await _send(request, snapshot, f"boards/{name}.{extension}", data, _BOARD_MEDIA[extension], headers)
 
 
 @router.get("/c/{competition}/{task}/{phase}/boards/{name}")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 from fastapi.testclient import TestClient
+from markdown_it import MarkdownIt
 from scipy.stats import rankdata
 
 from app.services.bundles.loader import load_bundle
@@ -65,6 +66,12 @@ def test_further_boards_have_pages_and_exports(db: Database, client: TestClient)
     # The board ranked by one metric has intervals (four labels: rough) and says the entries are too few to compare.
     assert "Too few documents to compare entries" in text(board) and "†" in text(board)
     assert rows[0]["interval_label"].startswith("zero width") and rows[1]["interval_label"].startswith("rough")
+    # As a paper's table: a Markdown table of the same rows, a booktabs table with a column per header cell.
+    markdown = client.get(f"{BOARD}/boards/ranks.md").text
+    html = MarkdownIt("commonmark").enable("table").render(markdown)
+    assert html.count("<tr>") == 4 and "Mean rank" in html and "2.50" in html
+    latex = client.get(f"{BOARD}/boards/accuracy.tex").text
+    assert "\\toprule" in latex and latex.count(" & ") >= 4 * 4 and "By accuracy" in latex
     assert client.get(f"{BOARD}/boards/nothing").status_code == 404
     assert client.get(f"{BOARD}/boards/accuracy.xlsx").status_code == 404
 
