@@ -2,7 +2,8 @@
 
 * ``podium serve``: ``GET /healthz`` on the port it listens on (the process answers; it does not
   touch the database, so a database outage does not restart every web container at once);
-* ``podium worker``: ``podium worker --ping`` (a worker of this container answers a Celery ping);
+* ``podium worker``: ``podium worker --ping`` (a worker of this container answers a Celery ping); not
+  ``podium worker --remote`` (a competition's own worker: no broker to ping);
 * anything else (``podium db upgrade``, a shell): nothing to probe, healthy.
 
 The role is read from the command lines in ``/proc`` (the lowest process id that runs ``podium``),
@@ -41,6 +42,8 @@ def probe_for(argv: list[str]) -> list[str] | str | None:
         host = option(argv, "--host", "127.0.0.1")
         host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host  # noqa: S104 (the address it listens on)
         return f"http://{host}:{option(argv, '--port', '8000')}/healthz"
+    if rest[:1] == ["worker"] and any(arg == "--remote" or arg.startswith("--remote=") for arg in argv):
+        return None  # a competition's own worker has no broker to answer a ping; its last contact is on its page
     if rest[:1] == ["worker"] and "--ping" not in rest:
         return ["podium", "worker", "--ping"]
     return None

@@ -318,6 +318,9 @@ def test_the_health_check_fits_each_role() -> None:
         "http://127.0.0.1:9000/healthz"
     )
     assert healthcheck.probe_for(["podium", "worker", "--ping"]) is None  # the probe itself is no worker
+    # A competition's own worker (no broker to ping) is not probed; the platform shows its last contact.
+    assert healthcheck.probe_for(["podium", "worker", "--remote", "https://podium.example.org"]) is None
+    assert healthcheck.probe_for(["podium", "worker", "--remote=https://podium.example.org"]) is None
     assert 'CMD ["python", "/srv/podium/docker/healthcheck.py"]' in DOCKERFILE
     assert "COPY docker/healthcheck.py" in DOCKERFILE
 
