@@ -10,8 +10,6 @@ import json
 import math
 from typing import Any
 
-import orjson
-
 from scorers.errors import InvalidSubmission, Problem, ValidationError
 from scorers.io.collector import gc_paused
 from scorers.io.text import decode_text, is_blank
@@ -116,6 +114,8 @@ def plain_loads(data: bytes | str, start: int = 0, end: int | None = None) -> An
     many colons as the objects parsed from it have members repeated no key (a colon inside a string only makes
     the count larger, which sends the text to the strict decoder).
     """
+    import orjson  # here: its import is a tenth of a small run's start-up, and only large readers call this
+
     end = len(data) if end is None else end
     try:
         value = orjson.loads(data[start:end] if start or end != len(data) else data)
