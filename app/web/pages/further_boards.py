@@ -129,7 +129,9 @@ def paper(board: FurtherBoard, extension: str, caption: str) -> bytes:
         header.append("95% CI")
     if grouped:
         header.append("Group")
-    rows, starts, previous = [], [], None
+    rows: list[list[str]] = []
+    starts: list[bool] = []
+    previous: int | None = None
     for row in board.rows:
         c = row.entry.candidate
         cells = [str(row.rank), c.team + (" *" if c.baseline else ""), c.system]
