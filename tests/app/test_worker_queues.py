@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import zipfile
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -16,10 +17,12 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 
+from app.services.bundles.loader import load_bundle
+from app.services.competitions import catalog
 from app.storage.db import Database
 from app.storage.models import CodeRun, WorkerCredential
 from app.storage.types import utcnow
-from tests.app.test_code_runs import ALL_ZERO, PHASE, create, program, used
+from tests.app.test_code_runs import ALL_ZERO, EXAMPLE, PHASE, create, program, used
 from tests.app.web.test_api import auth
 
 QUEUES = "/api/v1/competitions/svident-code/queues"
@@ -213,3 +216,31 @@ def test_a_run_that_needs_a_gpu_is_left_to_a_worker_of_the_queue_with_one(db: Da
     assert client.app.state.podium.queue.wait_idle(60)  # type: ignore[attr-defined]
     shown = client.get(f"/api/v1/submissions/{submission}", headers=auth(db, "olga")).json()
     assert shown["status"] == "scored" and shown["code_run"]["device"] == "GPU 0", shown
+
+
+def test_a_waiting_runs_place_is_its_place_in_its_own_queue(db: Database, client: TestClient) -> None:
+    create(db)
+    # Another competition's runs wait on the platform's queue for a GPU worker (this one has none).
+    spec = load_bundle(EXAMPLE)
+    task = spec.tasks[0]
+    phase = task.phases[0]
+    assert phase.code is not None
+    phase = replace(phase, code=replace(phase.code, gpu=True))
+    spec = replace(spec, slug="svident-gpu", organizers=("olga",), tasks=(replace(task, phases=(phase,)),))
+    with db.session() as session:
+        catalog.create_competition(session, spec)
+        session.commit()
+    other = client.post(
+        "/api/v1/competitions/svident-gpu/tasks/detection/phases/test/submissions",
+        headers=auth(db, "ada"),
+        files={"file": ("program.zip", program(ALL_ZERO), "application/zip")},
+    )
+    assert other.status_code == 202, other.text
+    make_queue(client, db)
+    mine = upload(client, db)
+    ada = auth(db, "ada")
+    waits = client.get(f"/api/v1/submissions/{other.json()['id']}", headers=ada).json()
+    assert (waits["status"], waits["queue_position"]) == ("awaiting_run", 1), waits
+    # The run on the competition's own queue is the next its workers take, whatever waits on the platform's.
+    shown = client.get(f"/api/v1/submissions/{mine}", headers=ada).json()
+    assert (shown["status"], shown["queue_position"]) == ("awaiting_run", 1), shown

@@ -74,7 +74,7 @@ def claim_fairly(
     """In the caller's transaction: ``claim`` the fairest row a message naming ``named`` may take."""
     model = kind.row
     for _ in range(ROUNDS):
-        head = fair.fairest(session, model, now, eligible(model, named, now))
+        head = fair.fairest(session, model, now, eligible(model, named, now), among=on_platform(model))
         if not head:
             return None
         for row_id in head:

@@ -74,9 +74,12 @@ def _owners(model: JobRow) -> Select[int, int, int | None]:
     raise TypeError(f"no fair order for {model!r}")
 
 
-def _ranked(model: JobRow, now: datetime, eligible: ColumnElement[bool] | None) -> Select[int, bool, int]:
+def _ranked(
+    model: JobRow, now: datetime, eligible: ColumnElement[bool] | None, among: ColumnElement[bool] | None = None
+) -> Select[int, bool, int]:
     """The waiting rows with their place in the fair order (``place``, 1 first) and whether ``eligible``
-    holds for them."""
+    holds for them; only the rows of one queue where ``among`` says which (a competition's own queue, or the
+    platform's: ``routing``), so that the order and the places are those of the workers that take them."""
     held, waits = _held(model, now), waiting(model, now)
     rows = (
         _owners(model)
@@ -85,7 +88,7 @@ def _ranked(model: JobRow, now: datetime, eligible: ColumnElement[bool] | None) 
             case((held, 0), else_=1).label("waits"),
             (eligible if eligible is not None else waits).label("eligible"),
         )
-        .where(or_(held, waits))
+        .where(or_(held, waits), *(() if among is None else (among,)))
         .subquery()
     )
     # When each team (and competition) was last served, counting only starts since the oldest waiting row
@@ -144,19 +147,34 @@ def _ranked(model: JobRow, now: datetime, eligible: ColumnElement[bool] | None) 
 
 
 def fairest(
-    session: Session, model: JobRow, now: datetime, eligible: ColumnElement[bool], *, limit: int = HEAD
+    session: Session,
+    model: JobRow,
+    now: datetime,
+    eligible: ColumnElement[bool],
+    *,
+    limit: int = HEAD,
+    among: ColumnElement[bool] | None = None,
 ) -> list[int]:
-    """The ids of the first ``limit`` waiting rows in the fair order among those that are ``eligible``."""
-    ranked = _ranked(model, now, eligible).subquery()
+    """The ids of the first ``limit`` waiting rows in the fair order (of the rows ``among``) that are
+    ``eligible``."""
+    ranked = _ranked(model, now, eligible, among).subquery()
     query = select(ranked.c.id).where(ranked.c.eligible.is_(True)).order_by(ranked.c.place).limit(limit)
     return list(session.scalars(query))
 
 
-def positions(session: Session, model: JobRow, row_ids: Iterable[int], now: datetime) -> dict[int, int]:
-    """The place (1: next) of each of ``row_ids`` that waits, in the order workers take them."""
+def positions(
+    session: Session,
+    model: JobRow,
+    row_ids: Iterable[int],
+    now: datetime,
+    *,
+    among: ColumnElement[bool] | None = None,
+) -> dict[int, int]:
+    """The place (1: next) of each of ``row_ids`` that waits, in the order workers take them (those of the rows
+    ``among``)."""
     wanted: Sequence[int] = list(row_ids)
     if not wanted:
         return {}
-    ranked = _ranked(model, now, None).subquery()
+    ranked = _ranked(model, now, None, among).subquery()
     query = select(ranked.c.id, ranked.c.place).where(ranked.c.id.in_(wanted))
     return {row_id: int(place) for row_id, place in session.execute(query).all()}

@@ -27,7 +27,8 @@ from sqlalchemy.orm import Session
 from app.services.jobs import fair
 from app.services.jobs.kinds import QUEUES
 from app.services.jobs.registry import KINDS
-from app.storage.models import CodeRun, JobStatus, Phase, Score, Submission, SubmissionStatus, Task
+from app.services.jobs.routing import on_platform, served_by
+from app.storage.models import CodeRun, JobStatus, Phase, PhaseQueue, Score, Submission, SubmissionStatus, Task
 
 #: How many recent scores the estimates look at.
 SAMPLE = 100
@@ -124,7 +125,20 @@ def _run_places(session: Session, awaiting: Sequence[Submission], now: datetime)
             )
         ).all()
     )
-    order = fair.positions(session, CodeRun, list(runs), now)
+    # A run of a phase served by a competition's own queue has its place in that queue (``routing``).
+    queues = dict(
+        session.execute(
+            select(CodeRun.id, PhaseQueue.queue_id)
+            .join(Submission, Submission.id == CodeRun.submission_id)
+            .join(PhaseQueue, PhaseQueue.phase_id == Submission.phase_id)
+            .where(CodeRun.id.in_(list(runs)))
+        ).all()
+    )
+    order: dict[int, int] = {}
+    for queue_id in set(queues.values()) | {None}:
+        ids = [run_id for run_id in runs if queues.get(run_id) == queue_id]
+        among = on_platform(CodeRun) if queue_id is None else served_by(queue_id)
+        order.update(fair.positions(session, CodeRun, ids, now, among=among))
     return {runs[run_id]: QueuePlace(position=place, estimated_scored_at=None) for run_id, place in order.items()}
 
 

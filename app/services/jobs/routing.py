@@ -20,6 +20,12 @@ def routed_phases() -> ColumnElement[bool]:
     return CodeRun.submission_id.in_(remote)
 
 
+def served_by(queue_id: int) -> ColumnElement[bool]:
+    """Code runs whose phase sends them to the queue ``queue_id``."""
+    phases = select(PhaseQueue.phase_id).where(PhaseQueue.queue_id == queue_id)
+    return CodeRun.submission_id.in_(select(Submission.id).where(Submission.phase_id.in_(phases)))
+
+
 def on_platform(model: JobRow) -> ColumnElement[bool]:
     """The rows of ``model`` that the platform's workers take."""
     if model is CodeRun:

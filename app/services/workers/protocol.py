@@ -132,7 +132,7 @@ def claim(
     if gpus == 0 and (needing := _needing_a_gpu(session, credential.queue_id)):
         mine = and_(mine, ~CodeRun.submission_id.in_(select(Submission.id).where(Submission.phase_id.in_(needing))))
     for _ in range(ROUNDS):
-        head = fair.fairest(session, CodeRun, now, mine)
+        head = fair.fairest(session, CodeRun, now, mine, among=in_queue(credential.queue_id))
         if not head:
             return None
         for row_id in head:

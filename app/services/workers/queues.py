@@ -29,6 +29,7 @@ from app.services.code.job import RUN_CODE
 from app.services.errors import Conflict, InvalidInput, NotAuthenticated, NotFound
 from app.services.jobs.enqueue import enqueue_after_commit
 from app.services.jobs.fair import waiting
+from app.services.jobs.routing import served_by
 from app.storage.models import (
     CodeRun,
     Competition,
@@ -186,8 +187,7 @@ def credential_for(session: Session, secret: str) -> WorkerCredential:
 
 def in_queue(queue_id: int) -> ColumnElement[bool]:
     """Code runs of the phases that send them to queue ``queue_id``."""
-    phases = select(PhaseQueue.phase_id).where(PhaseQueue.queue_id == queue_id)
-    return CodeRun.submission_id.in_(select(Submission.id).where(Submission.phase_id.in_(phases)))
+    return served_by(queue_id)
 
 
 @dataclass(frozen=True)
