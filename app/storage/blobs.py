@@ -8,8 +8,9 @@ about files never read their contents.
 - ``put_content`` stores a ``Content`` (bytes, or a file spooled and hashed as it arrived) without reading
   it whole unless the store is the database; ``put_blob`` does the same for bytes.
 - ``read_blob`` gives the contents as bytes (a gold, a predictions file: what a parser takes whole);
-  ``open_blob`` a stream; ``blob_path`` a local file (the disk store's own, else a temporary copy), for a
-  worker that hands a program or a large input to a process.
+  ``open_blob`` a stream (``open_stream`` one that outlives the session, for a download); ``blob_path`` a
+  local file (the disk store's own, else a temporary copy), for a worker that hands a program or a large
+  input to a process.
 """
 
 from __future__ import annotations
@@ -146,19 +147,24 @@ def _located(session: Session, blob_id: int) -> tuple[str, str]:
     return row.store, row.sha256
 
 
-@contextmanager
-def open_blob(session: Session, blob_id: int) -> Iterator[BinaryIO]:
-    """A stream of a blob's contents; raises ``LookupError`` if there is no such blob."""
+def open_stream(session: Session, blob_id: int) -> BinaryIO:
+    """A stream of a blob's contents that the caller closes; it stays readable after the session ends (a
+    download answered while its request's transaction is over). Raises ``LookupError`` if there is no such blob."""
     store, digest = _located(session, blob_id)
     try:
-        stream = stores_of(session).get(store).open(session, digest)
+        return stores_of(session).get(store).open(session, digest)
     except LookupError:
         # ``podium storage migrate`` may have moved the contents since the row was read: read it again.
         moved, _ = _located(session, blob_id)
         if moved == store:
             raise
-        stream = stores_of(session).get(moved).open(session, digest)
-    with stream:
+        return stores_of(session).get(moved).open(session, digest)
+
+
+@contextmanager
+def open_blob(session: Session, blob_id: int) -> Iterator[BinaryIO]:
+    """A stream of a blob's contents, closed afterwards; raises ``LookupError`` if there is no such blob."""
+    with open_stream(session, blob_id) as stream:
         yield stream
 
 

@@ -13,18 +13,18 @@ from __future__ import annotations
 import zipfile
 from dataclasses import dataclass
 from io import BytesIO
+from typing import BinaryIO
 
 from sqlalchemy import select
-from typing import BinaryIO
 from sqlalchemy.orm import Session, undefer
 
 from app.services.code.job import RUN_CODE
 from app.services.code.settings import CodeSettings
 from app.services.errors import InvalidInput
 from app.services.jobs.enqueue import enqueue_after_commit
+from app.storage.blobs import Content
 from app.storage.models import CodeRun, Phase, RunStatus, Submission, SubmissionStatus
 from codalab.ingestion import is_code_submission
-from app.storage.blobs import Content
 
 
 def is_code_phase(phase: Phase) -> bool:
