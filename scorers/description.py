@@ -57,7 +57,8 @@ def plain_number(value: float | None, decimals: int | None = None) -> str:
         return f"{value:.{decimals}f}"
     if value.is_integer():
         return str(int(value))
-    return f"{value:.4f}".rstrip("0")
+    # 0.99999999 rounds to "1.0000": written "1", never "1."
+    return f"{value:.4f}".rstrip("0").rstrip(".")
 
 
 def metric_text(value: float | None, *, fraction: bool, decimals: int | None = None) -> str:

@@ -36,7 +36,10 @@ def test_percent_has_two_decimals(value: float | None, text: str) -> None:
     assert percent(value) == text
 
 
-@pytest.mark.parametrize(("value", "text"), [(3.0, "3"), (2.5, "2.5"), (1 / 3, "0.3333"), (None, MISSING)])
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(3.0, "3"), (2.5, "2.5"), (1 / 3, "0.3333"), (0.9999999999999999, "1"), (-2.99999, "-3"), (None, MISSING)],
+)
 def test_plain_numbers_drop_needless_decimals(value: float | None, text: str) -> None:
     assert plain_number(value) == text
 
