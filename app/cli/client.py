@@ -285,7 +285,6 @@ def describe_progress(run: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-@baseline_app.command("run")
 def final_command(
     submission: Annotated[int, typer.Argument(help="The submission's id.")],
     server: Annotated[str, typer.Option("--server", help="The server's address, like http://127.0.0.1:8000.")],
@@ -307,6 +306,7 @@ def final_command(
         typer.echo(f"submission {submission}: {'marked' if body['chosen'] else 'not marked'}")
 
 
+@baseline_app.command("run")
 def run_command(
     name: Annotated[str, typer.Argument(help="The baseline system (see `podium baselines`).")],
     server: Annotated[str, typer.Option("--server", help="The server's address, like http://127.0.0.1:8000.")],
