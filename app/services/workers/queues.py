@@ -145,10 +145,7 @@ def route_phase(session: Session, user: User | None, phase: Phase, queue_name: s
     competition = phase.task.competition
     require_organizer(session, user, competition)
     if phase.code is None:
-        raise InvalidInput(
-            "this phase runs no code: only a code phase's runs can go to a queue",
-            [{"where": "body.queue", "message": "not a code phase"}],
-        )
+        raise Conflict("this phase runs no code: only a code phase's runs can go to a queue", code="not_a_code_phase")
     session.execute(delete(PhaseQueue).where(PhaseQueue.phase_id == phase.id))
     if queue_name is None:
         session.flush()

@@ -101,7 +101,7 @@ def rotate_credential(
 @router.put(
     PHASE + "/queue",
     response_model=PhaseQueueOut,
-    responses={**_ORGANIZERS_ONLY, 422: {"model": ErrorOut, "description": "not a code phase"}},
+    responses={**_ORGANIZERS_ONLY, 409: {"model": ErrorOut, "description": "not a code phase"}},
 )
 def set_phase_queue(
     competition: str, task: str, phase: str, body: PhaseQueueSet, session: SessionDep, user: CurrentUser

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.services.accounts.access import require_organizer
 from app.services.competitions import catalog
-from app.services.errors import InvalidInput, ServiceError
+from app.services.errors import Conflict, InvalidInput, ServiceError
 from app.services.workers import queues
 from app.services.workers.queues import Issued
 from app.storage.models import Competition, User, WorkerCredential, WorkerQueue
@@ -138,7 +138,7 @@ def route_phase(
     phase_row = catalog.get_phase(session, competition, task, phase_slug)
     try:
         queues.route_phase(session, viewer, phase_row, queue or None)
-    except InvalidInput as exc:
+    except (InvalidInput, Conflict) as exc:
         return _refused(request, session, viewer, competition_row, exc)
     where = f"queue {queue}" if queue else "the platform's workers"
     sessions.flash(request, f"The runs of {phase} go to {where} now.")

@@ -9,14 +9,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.services.workers.protocol import Assignment
 from app.services.workers.queues import CredentialView, Issued, QueueView
-from app.storage.models import WorkerCredential, WorkerQueue
+from app.storage.models import WorkerCredential
 from app.web.schemas.common import text_for
 
 
 class QueueCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: text_for(WorkerQueue.name) = Field(  # type: ignore[valid-type]
-        description="lowercase letters, digits, '-' or '_'; unique in the competition"
+    name: str = Field(
+        max_length=64,
+        pattern=r"^[a-z0-9][a-z0-9_-]*$",
+        description="lowercase letters, digits, '-' or '_', starting with a letter or digit; unique in the competition",
     )
 
 
