@@ -3,17 +3,22 @@ program is uploaded as any file, run in the sandbox, and ``--wait`` follows it u
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import shutil
 from typing import Any
+from urllib.parse import urlsplit
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
 from app.cli import app
 from app.storage.db import Database
+from tests.app.builders import PASSWORD
 from tests.app.test_cli_baselines import server  # noqa: F401 (the fixture: the app served by uvicorn)
-from tests.app.test_code_runs import STARTER, create, zipped
+from tests.app.test_code_runs import ALL_ZERO, HUNTER, MEMORY, STARTER, _cgroups, create, program, zipped
 from tests.app.web.test_api import auth
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed here")
@@ -45,3 +50,100 @@ def test_submit_and_baseline_upload_wait_for_the_program_run_and_its_score(
     refused = CliRunner().invoke(app, ["baseline", "upload", *args, "--token", token, str(program)])
     assert refused.exit_code == 2
     assert "only the organizers of 'svident-code' may do this" in refused.stderr
+
+
+def podium(*args: str, db: Database | None = None) -> Any:
+    env = {"PODIUM_DATABASE_URL": db.url} if db is not None else None
+    return CliRunner().invoke(app, list(args), env=env)
+
+
+def test_the_demos_code_phase_ranks_a_participants_program_and_an_organizers_baseline(
+    db: Database,
+    server: str,  # noqa: F811
+    tmp_path: Any,
+) -> None:
+    seeded = podium("demo", "--no-baselines", db=db)
+    assert seeded.exit_code == 0, seeded.output
+    assert re.search(r"^  svident-code +created$", seeded.stdout, re.MULTILINE), seeded.stdout
+    tokens = {name: token for name, _, token in re.findall(r"user (\S+) +password (\S+) +token (\S+)", seeded.stdout)}
+    starter, zero = tmp_path / "starter.zip", tmp_path / "zero.zip"
+    starter.write_bytes(zipped({"predict.py": STARTER}))
+    zero.write_bytes(program(ALL_ZERO))
+    args = ("--server", server, "--task", TASK, "--wait", "--json")
+    submitted = podium("submit", *args, "--token", tokens["demo-participant"], str(starter))
+    assert submitted.exit_code == 0, submitted.output
+    assert json.loads(submitted.stdout)["code_run"]["stage"] == "scored"
+    uploaded = podium("baseline", "upload", *args, "--token", tokens["demo-organizer"], "--name", "zeros", str(zero))
+    assert uploaded.exit_code == 0, uploaded.output
+    assert json.loads(uploaded.stdout)["baseline"] is True
+    board = json.loads(podium("leaderboard", "--server", server, "--task", TASK, "--json").stdout)
+    ranked = [(e["rank"], e["team"], e["baseline"]) for e in board["entries"]]
+    assert ranked == [(1, "demo-participant", False), (2, "zeros", True)]
+    shown = podium("leaderboard", "--server", server, "--task", TASK).stdout
+    assert re.search(r"^ +1 .* demo-participant$", shown, re.MULTILINE), shown
+    assert re.search(r"^ +2 .* zeros \[zeros \w+\] \(baseline\)$", shown, re.MULTILINE), shown
+    page = httpx.get(f"{server}/c/{TASK}", timeout=30).text
+    assert page.index("demo-participant") < page.index('zeros <abbr title="baseline">*</abbr>')
+
+
+#: Hunts the gold (as the API's test of it does) and then a network: the server's own port, PostgreSQL, Redis.
+HOSTILE = (
+    HUNTER.replace('    json.dump(labels, (output / "predictions.json").open("w"))\n', "").rstrip(" ")
+    + """\
+    import socket
+    for port in (PORT, 5432, 6379):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                labels = {u: "1" for u in uuids}
+        except OSError as exc:
+            print(f"port {port}: {exc}")
+    json.dump(labels, (output / "predictions.json").open("w"))
+    """
+)
+
+
+def test_a_hostile_program_submitted_with_podium_submit_scores_like_an_all_zero_one(
+    db: Database,
+    server: str,  # noqa: F811
+    tmp_path: Any,
+) -> None:
+    create(db)
+    token = auth(db, "ada")["Authorization"].removeprefix("Bearer ")
+    hostile, zero = tmp_path / "hostile.zip", tmp_path / "zero.zip"
+    hostile.write_bytes(program(HOSTILE.replace("PORT", str(urlsplit(server).port))))
+    zero.write_bytes(program(ALL_ZERO))
+    args = ("--server", server, "--task", TASK, "--token", token, "--wait", "--json")
+    results = [podium("submit", *args, str(path)) for path in (zero, hostile)]
+    assert [r.exit_code for r in results] == [0, 0], [r.output for r in results]
+    zero_body, hostile_body = (json.loads(r.stdout) for r in results)
+    assert hostile_body["status"] == zero_body["status"] == "scored"
+    assert hostile_body["metrics"] == zero_body["metrics"]
+    olga = auth(db, "olga")
+    log = httpx.get(f"{server}/api/v1/submissions/{hostile_body['id']}", headers=olga, timeout=30).json()
+    stdout = log["code_run"]["stdout"]
+    assert stdout.startswith("found 0\n") and stdout.count("port ") == 3, stdout  # no gold, no port answered
+
+
+def test_a_program_over_its_memory_limit_fails_through_podium_submit_and_its_page_says_why(
+    db: Database,
+    server: str,  # noqa: F811
+    tmp_path: Any,
+) -> None:
+    if not _cgroups():
+        pytest.skip("no cgroup of its own can be made for a run here (memory limited per process)")
+    create(db, memory_mb=256, time_limit_s=60)
+    token = auth(db, "ada")["Authorization"].removeprefix("Bearer ")
+    hog = tmp_path / "hog.zip"
+    hog.write_bytes(program(MEMORY))
+    failed = podium("submit", "--server", server, "--task", TASK, "--token", token, "--wait", str(hog))
+    message = "Your program failed: it used more than 256 MB of memory (all its processes together) and was stopped."
+    assert failed.exit_code == 1, failed.output
+    assert re.match(r"submission (\d+) to svident-code/detection/test: failed\n", failed.stdout), failed.stdout
+    assert f"  {message}\n" in failed.stdout
+    submission = re.match(r"submission (\d+)", failed.stdout).group(1)  # type: ignore[union-attr]
+    with httpx.Client(base_url=server, timeout=30) as browser:
+        form = browser.get("/login")
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', form.text).group(1)  # type: ignore[union-attr]
+        browser.post("/login", data={"csrf_token": csrf, "name": "ada", "password": PASSWORD})
+        page = browser.get(f"/submissions/{submission}").text
+    assert html.escape(message) in page, page
