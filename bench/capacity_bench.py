@@ -18,6 +18,11 @@ Two measurements, each printed as a table:
   slot.
 
     .venv/bin/python bench/capacity_bench.py [--scorers a,b] [--clients 1,2,4,8] [--step-seconds 4] [--jobs 5]
+        [--board-submissions 1000]
+
+With ``--board-submissions N`` it also times what a board read costs a web process of the distributed mode, where
+each read asks the database whether a worker changed the board: the phase's fingerprint, on a phase of N scored
+submissions.
 """
 
 from __future__ import annotations
@@ -45,11 +50,13 @@ if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(ROOT))
 
 from app.services.accounts import users  # noqa: E402
+from app.services.boards.staleness import fingerprint  # noqa: E402
 from app.services.competitions import catalog  # noqa: E402
 from app.storage.db import Database, scratch_database  # noqa: E402
 from app.storage.migrate import upgrade  # noqa: E402
-from app.storage.models import Submission  # noqa: E402
+from app.storage.models import Phase, Submission  # noqa: E402
 from bench.intake_bench import free_port, percentile  # noqa: E402
+from bench.leaderboard_bench import seed  # noqa: E402
 from bench.server_cost_bench import Inputs, competition, inputs_for  # noqa: E402
 
 SEED = ("svident-detection", "svident-disambiguation", "scier-ere", "scier-re", "famus-cdae", "famus-sv")
@@ -255,6 +262,31 @@ def render(steps: Sequence[Step], spent: dict[str, list[float]], sizes: dict[str
     return "\n".join(lines)
 
 
+def board_check(server: str, submissions: int, reads: int = 200) -> str:
+    """What a board read costs a web process of the distributed mode, where each read asks the database whether a
+    worker changed the board: the phase's fingerprint on a fresh phase of ``submissions`` scored submissions (one
+    per team), each read in a read-only session of its own."""
+    with scratch_database(server, "podium_capacity") as url:
+        scored = seed(url, submissions, 1)
+        database = Database(url)
+        try:
+            with database.session(read_only=True) as session:
+                phase_id = session.scalar(select(Phase.id))
+            assert phase_id is not None
+            spent = []
+            for _ in range(reads):
+                with database.session(read_only=True) as session:
+                    started = time.perf_counter()
+                    fingerprint(session, phase_id)
+                    spent.append(1000 * (time.perf_counter() - started))
+        finally:
+            database.dispose()
+    return (
+        f"board check on {scored} scored submissions: median {statistics.median(spent):.2f} ms, "
+        f"p99 {percentile(spent, 0.99):.2f} ms over {reads} reads"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--postgres", default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
@@ -263,6 +295,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--clients", default="1,2,4,8")
     parser.add_argument("--step-seconds", type=float, default=4.0)
     parser.add_argument("--jobs", type=int, default=5)
+    parser.add_argument(
+        "--board-submissions",
+        type=int,
+        default=0,
+        help="also time a board's check against the database on a phase of this many scored submissions "
+        "(1000: about 1.5 minutes more)",
+    )
     args = parser.parse_args(argv)
     scorers = [name for name in args.scorers.split(",") if name]
     clients = [int(n) for n in args.clients.split(",")]
@@ -297,6 +336,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"end {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, load average {os.getloadavg()[0]:.1f}")
     print()
     print(render(steps, spent, sizes))
+    if args.board_submissions:
+        print()
+        print(board_check(args.postgres, args.board_submissions))
 
 
 if __name__ == "__main__":
