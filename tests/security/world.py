@@ -51,6 +51,7 @@ from app.storage.db import Database
 from app.storage.models import Base, CodeRun, RunStatus, Submission
 from app.storage.types import utcnow
 from app.web.sessions import COOKIE
+from leaderboard.multi import BoardSpec
 from tests.app.builders import PASSWORD, bundle_file, competition_spec, make_user, phase_spec
 from tests.app.labels_baselines import NAME as BASELINE
 
@@ -101,6 +102,9 @@ def _number(fraction: float) -> tuple[re.Pattern[str], ...]:
     return (re.compile(re.escape(digits)), re.compile(r"(?<![\d.])" + re.escape(percent) + r"(?!\d)"))
 
 
+#: A further board of each phase (``boards``), which shows its numbers as the phase's board does. Ranked by ranks,
+#: so that it shows no interval: at 13 units an interval's end can be 5/13, a hidden number, by coincidence.
+BOARDS = (BoardSpec("all", "All", ("accuracy", "accuracy"), ranking="mean_of_ranks"),)
 #: Numbers of the hidden phase (5/13 and 7/13) and of the public one (11/13 and 9/13).
 HIDDEN_NUMBERS = _number(5 / 13) + _number(7 / 13)
 PUBLIC_NUMBERS = _number(11 / 13) + _number(9 / 13)
@@ -190,8 +194,18 @@ class World:
                 organizers=(NAMES[ORGANIZER],),
                 participation="approval",
                 phases=(
-                    phase_spec(OPEN, gold=_gold_file(c.gold_open), public_files=(inputs,)),
-                    phase_spec(HIDDEN, visibility="hidden", gold=_gold_file(c.gold_hidden), public_files=(inputs,)),
+                    # No intervals on the open phase: over its 13 units an interval's end is a multiple of 1/13, and
+                    # 5/13 or 7/13 (the hidden phase's numbers) can be one by coincidence, not by a leak.
+                    phase_spec(
+                        OPEN, gold=_gold_file(c.gold_open), public_files=(inputs,), boards=BOARDS, intervals=False
+                    ),
+                    phase_spec(
+                        HIDDEN,
+                        visibility="hidden",
+                        gold=_gold_file(c.gold_hidden),
+                        public_files=(inputs,),
+                        boards=BOARDS,
+                    ),
                 ),
             )
             task = replace(main_spec.tasks[0], resources=(bundle_file("notes.txt", c.resource.encode()),))

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.services.boards.snapshot import BoardSnapshot
+from app.services.boards.uncertainty import selected_from
 from app.services.competitions.catalog import get_phase
 from app.services.errors import NotFound
 from app.services.submissions.results import current_scores
@@ -105,6 +106,7 @@ def _uncertainty(
         task = get_phase(session, *snapshot.facts.ref).task
         scorer = get_scorer(task.scorer, dict(task.scorer_options or {}))
         stored = {sid: score.units for sid, score in current_scores(session, ids, units=True).items()}
+        selected = selected_from(session, [row.entry for row in rows])  # the main board's choice, weighed alike
     entries = []
     for sid in ids:
         units = stored.get(sid) or {}
@@ -114,7 +116,8 @@ def _uncertainty(
         entries.append((sid, units or None))
     if not any(units for _, units in entries):
         return None
-    return board_uncertainty(scorer, entries, spec.ranked_by, seed=phase_seed(*snapshot.facts.ref))
+    seed = phase_seed(*snapshot.facts.ref)
+    return board_uncertainty(scorer, entries, spec.ranked_by, seed=seed, selected=selected)
 
 
 def paper(board: FurtherBoard, extension: str, caption: str) -> bytes:
