@@ -5,7 +5,9 @@
 # baseline worker has run every hosted baseline (none in the web tier), upload a submission to the
 # web tier's published port and wait until a worker has scored it; import a Codabench bundle with a
 # scoring program over the API and wait until a worker has scored a result submission with it in
-# bubblewrap's sandbox (the numbers its program prints); then restart the workers and
+# bubblewrap's sandbox (the numbers its program prints); submit the starting kit of the demo's code
+# phase (svident-code) as a program and wait until the baseline worker (the gpu queue) has run it in its
+# sandbox on the hidden inputs and a worker has scored its predictions; then restart the workers and
 # check that the stack scores the next upload too. Last, the embedded default in one container
 # (read-only root, its SQLite file and matplotlib's cache in a volume; without PODIUM_SECRET_KEY
 # and on a folder uid 10001 cannot write, it refuses to start). Everything it started is removed at
@@ -201,8 +203,9 @@ submit_and_wait
 first_s=$(( $(date +%s) - t0 ))
 
 # --- a scoring program, run by a worker in bubblewrap's sandbox -------------------------------
-# Each worker says at start whether programs can run in its container (docker/entrypoint.py).
-for id in $(compose ps -q worker); do
+# Each worker says at start whether programs can run in its container (docker/entrypoint.py); the
+# baseline worker runs the code submissions (the gpu queue), the others the scoring programs.
+for id in $(compose ps -q worker) $(compose ps -q baseline-worker); do
     line=$(docker logs "$id" 2>&1 | grep -m1 '^sandbox: ' || true)
     say "worker ${id:0:12}: ${line:-no sandbox line in its log}"
     case "$line" in "sandbox: ready"*) ;; *) echo "the worker cannot run scoring programs" >&2; exit 1 ;; esac
@@ -256,6 +259,41 @@ sys.exit(0 if submission["status"] == "scored" and submission.get("metrics") == 
 PY
 program_s=$(( $(date +%s) - t0 ))
 
+# --- a code submission, run by the baseline worker in its sandbox, then scored ----------------
+# The demo seeds the code example where the web tier finds bubblewrap (the image ships it).
+grep -Eq '^  svident-code +created$' <<<"$demo" || { echo "podium demo did not create svident-code:"; echo "$demo"; exit 1; } >&2
+say "a program (the starting kit of svident-code) submitted to its code phase"
+t0=$(date +%s)
+PODIUM_URL="http://127.0.0.1:$PODIUM_PORT" TOKEN="$token" python3 - <<'PY'
+import io, json, os, sys, time, urllib.request, uuid, zipfile
+base, auth = os.environ["PODIUM_URL"], {"Authorization": f"Bearer {os.environ['TOKEN']}"}
+program = io.BytesIO()
+with zipfile.ZipFile(program, "w") as archive:
+    archive.write("examples/svident-code/starting-kit/predict.py", "predict.py")
+boundary = uuid.uuid4().hex
+body = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="program.zip"\r\n'
+        "Content-Type: application/zip\r\n\r\n").encode() + program.getvalue() + f"\r\n--{boundary}--\r\n".encode()
+request = urllib.request.Request(
+    f"{base}/api/v1/competitions/svident-code/tasks/detection/phases/test/submissions", data=body, method="POST",
+    headers={**auth, "Content-Type": f"multipart/form-data; boundary={boundary}"})
+with urllib.request.urlopen(request, timeout=60) as answer:
+    submission = json.load(answer)
+if submission["status"] != "awaiting_run":
+    sys.exit(f"the program was not taken as code: {submission['status']}")
+deadline = time.monotonic() + 300
+while submission["status"] not in ("scored", "failed") and time.monotonic() < deadline:
+    time.sleep(1)
+    with urllib.request.urlopen(urllib.request.Request(f"{base}/api/v1/submissions/{submission['id']}", headers=auth)) as answer:
+        submission = json.load(answer)
+run = submission.get("code_run") or {}
+print(f"code submission {submission['id']}: {submission['status']} {submission.get('metrics')}; run: stage {run.get('stage')},"
+      f" exit {run.get('exit_code')}, {run.get('wall_seconds') or 0:.2f} s, peak {(run.get('peak_memory_bytes') or 0) // 2**20} MB"
+      + (f" ({submission.get('message')}; waits for {run.get('waiting_for')})" if submission["status"] != "scored" else ""))
+ok = submission["status"] == "scored" and (submission.get("metrics") or {}).get("f1", 0) > 0
+sys.exit(0 if ok and run.get("stage") == "scored" and run.get("exit_code") == 0 else 1)
+PY
+code_s=$(( $(date +%s) - t0 ))
+
 say "compose restart worker"
 compose restart worker >/dev/null
 wait_healthy worker 2 240
@@ -290,7 +328,7 @@ say "embedded: healthy, demo seeded, chart drawn; SQLite file and matplotlib cac
 web_mb=$(docker image inspect podium --format '{{.Size}}' | awk '{printf "%.0f", $1 / 1e6}')
 say "passed in $(( $(date +%s) - started )) s"
 echo "image podium: ${web_mb} MB; build ${build_s} s; stack healthy after ${up_s} s; first upload scored in ${first_s} s;" \
-    "program phase imported and scored in ${program_s} s"
+    "program phase imported and scored in ${program_s} s; code submission run and scored in ${code_s} s"
 echo "per-run cgroups: PODIUM_SANDBOX_ALLOW_NO_CGROUP=$PODIUM_SANDBOX_ALLOW_NO_CGROUP"
 if [ -n "${GPU:-}" ]; then
     gpu_mb=$(docker image inspect podium-gpu --format '{{.Size}}' | awk '{printf "%.0f", $1 / 1e6}')
