@@ -18,6 +18,10 @@ The reference data is mounted only where the scoring program runs: Codabench bin
 ``input/ref``) only when ``is_scoring``, and CodaLab v1.5 binds its hidden folder to the ingestion program
 only where a phase asks for it (``$hidden``); Podium never does, so ``$hidden`` names a path that does not
 exist there.
+
+A submission's own ``metadata`` command, which Codabench starts in a second container beside the ingestion
+program (with the submission at ``/app/program``), is not run: one run is one sandbox, where ``/app/program``
+is the ingestion program (examples/README.md, "Ingestion programs", says why); ``exitCode`` stays null.
 """
 
 from __future__ import annotations
