@@ -1,5 +1,7 @@
-"""``podium submit`` and ``podium baseline upload`` on a code phase, against a real server in this process: the
-program is uploaded as any file, run in the sandbox, and ``--wait`` follows it until it is scored."""
+"""``podium submit`` and ``podium baseline upload`` on code phases, against a real server in this process: the
+program is uploaded as any file, run in the sandbox, and ``--wait`` follows it until it is scored; the done-when
+list of code submissions (the demo's code phase, a hostile program, a memory hog, a generic scorer) and the
+compose check's code step run here too."""
 
 from __future__ import annotations
 
@@ -7,16 +9,24 @@ import html
 import json
 import re
 import shutil
+import subprocess
+import sys
+import textwrap
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from app.cli import app
+from app.services.bundles.loader import load_bundle
+from app.services.competitions import catalog
 from app.storage.db import Database
-from tests.app.builders import PASSWORD
+from tests.app.builders import PASSWORD, make_user
 from tests.app.test_cli_baselines import server  # noqa: F401 (the fixture: the app served by uvicorn)
 from tests.app.test_code_runs import ALL_ZERO, HUNTER, MEMORY, STARTER, _cgroups, create, program, zipped
 from tests.app.web.test_api import auth
@@ -147,3 +157,86 @@ def test_a_program_over_its_memory_limit_fails_through_podium_submit_and_its_pag
         browser.post("/login", data={"csrf_token": csrf, "name": "ada", "password": PASSWORD})
         page = browser.get(f"/submissions/{submission}").text
     assert html.escape(message) in page, page
+
+
+ROOT = Path(__file__).resolve().parents[2]
+#: A program for a classification phase: a keyword rule, written as the generic scorer reads a TSV.
+CLASSIFY = """\
+    import csv, sys
+    from pathlib import Path
+    rows = list(csv.DictReader(open(Path(sys.argv[1]) / "test-inputs.tsv", encoding="utf-8"), delimiter="\\t"))
+    with open(Path(sys.argv[2]) / "predictions.tsv", "w", encoding="utf-8") as out:
+        out.write("id\\tlabel\\n")
+        for row in rows:
+            text = row["text"].lower()
+            label = "negative" if "returned" in text or "broke" in text else "positive" if "love" in text else "neutral"
+            out.write(f"{row['id']}\\t{label}\\n")
+    """
+
+
+def test_a_code_phase_of_a_generic_scorer_scores_the_programs_output_as_the_same_file_uploaded(
+    db: Database,
+    server: str,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    bundle = tmp_path / "bundle"
+    shutil.copytree(ROOT / "examples" / "classification", bundle)
+    document = yaml.safe_load((bundle / "competition.yaml").read_text(encoding="utf-8"))
+    document["slug"], document["participation"] = "classification-code", "open"
+    phase = document["tasks"][0]["phases"][0]
+    phase["public_files"] = []  # the test inputs are hidden: only the programs read them
+    phase["code"] = {"inputs": [{"path": "data/test-inputs.tsv"}], "output": "predictions.tsv", "time_limit_s": 60}
+    (bundle / "competition.yaml").write_text(yaml.safe_dump(document), encoding="utf-8")
+    with db.session() as session:
+        make_user(session, "olga", organizer=True)
+        make_user(session, "ada")
+        catalog.create_competition(session, replace(load_bundle(bundle), organizers=("olga",)))
+        catalog.create_competition(session, load_bundle(ROOT / "examples" / "classification"))
+        session.commit()
+    token = auth(db, "ada")["Authorization"].removeprefix("Bearer ")
+    code = tmp_path / "program.zip"
+    code.write_bytes(zipped({"predict.py": CLASSIFY}))
+    args = ("--server", server, "--token", token, "--wait", "--json")
+    ran = podium("submit", *args, "--task", "classification-code/sentiment/test", str(code))
+    assert ran.exit_code == 0, ran.output
+    body = json.loads(ran.stdout)
+    assert (body["status"], body["code_run"]["stage"]) == ("scored", "scored")
+    # The same predictions, made here and uploaded as a file to the phase of the same gold that runs no code.
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    shutil.copy(ROOT / "examples" / "classification" / "data" / "test-inputs.tsv", inputs)
+    subprocess.run([sys.executable, "-c", textwrap.dedent(CLASSIFY), str(inputs), str(tmp_path)], check=True)
+    uploaded = podium(
+        "submit", *args, "--task", "classification-example/sentiment/test", str(tmp_path / "predictions.tsv")
+    )
+    assert uploaded.exit_code == 0, uploaded.output
+    assert body["metrics"] == json.loads(uploaded.stdout)["metrics"], body["metrics"]
+    assert 0 < body["metrics"]["f1"] < 1, body["metrics"]
+
+
+def check_script_step(heading: str) -> str:
+    """The Python that docker/check.sh runs for the step under ``heading`` (its first here-document)."""
+    script = (ROOT / "docker" / "check.sh").read_text(encoding="utf-8")
+    step = script.split(heading, 1)[1]
+    return step.split("<<'PY'\n", 1)[1].split("\nPY\n", 1)[0]
+
+
+def test_the_compose_checks_code_submission_step_scores_the_demos_starting_kit_on_a_running_server(
+    db: Database,
+    server: str,  # noqa: F811
+) -> None:
+    seeded = podium("demo", "--no-baselines", db=db)
+    assert seeded.exit_code == 0, seeded.output
+    token = re.search(r"user demo-participant +password \S+ +token (\S+)", seeded.stdout).group(1)  # type: ignore[union-attr]
+    step = check_script_step("# --- a code submission, run by the baseline worker")
+    done = subprocess.run(
+        [sys.executable, "-c", step],
+        cwd=ROOT,
+        env={"PODIUM_URL": server, "TOKEN": token, "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.match(r"code submission \d+: scored \{'f1': 0\.\d+", done.stdout), done.stdout
+    assert "run: stage scored, exit 0," in done.stdout
