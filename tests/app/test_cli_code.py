@@ -1,7 +1,7 @@
 """``podium submit`` and ``podium baseline upload`` on code phases, against a real server in this process: the
-program is uploaded as any file, run in the sandbox, and ``--wait`` follows it until it is scored; the done-when
-list of code submissions (the demo's code phase, a hostile program, a memory hog, a generic scorer) and the
-compose check's code step run here too."""
+program is uploaded as any file, run in the sandbox, and ``--wait`` follows it until it is scored: the demo's code
+phase ranking a program and a baseline, a hostile program, a memory hog, a generic scorer's code phase, and the
+compose check's code step."""
 
 from __future__ import annotations
 
