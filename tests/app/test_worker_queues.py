@@ -110,6 +110,9 @@ def test_a_remote_worker_runs_the_queues_run_and_the_platform_scores_it(db: Data
     # The platform's own pool left it alone.
     waiting = client.get(f"/api/v1/submissions/{submission}", headers=auth(db, "ada")).json()
     assert waiting["status"] == "awaiting_run" and waiting["code_run"]["status"] == "queued", waiting
+    assert waiting["code_run"]["waiting_for"] == "the organizers' own workers", waiting
+    organizers_see = client.get(f"/api/v1/submissions/{submission}", headers=auth(db, "olga")).json()
+    assert organizers_see["code_run"]["waiting_for"] == "the organizers' own workers: queue lab"
     assert client.get(f"{QUEUES}/lab", headers=auth(db, "olga")).json()["waiting"] == 1
     run = claimed(client, secret)
     assert run["code"]["output"] == "predictions.json" and run["lease_seconds"] > 0

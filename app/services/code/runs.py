@@ -22,6 +22,7 @@ from app.services.code.job import RUN_CODE
 from app.services.code.settings import CodeSettings
 from app.services.errors import InvalidInput
 from app.services.jobs.enqueue import enqueue_after_commit
+from app.services.workers.queues import OWN_WORKERS, queue_of_phase
 from app.storage.blobs import Content
 from app.storage.models import CodeRun, Phase, RunStatus, Submission, SubmissionStatus
 from codalab.ingestion import is_code_submission
@@ -115,15 +116,18 @@ def view(session: Session, submission: Submission, *, organizer: bool) -> RunVie
         logs_shown=shown,
         stdout=run.stdout if shown else None,
         stderr=run.stderr if shown else None,
-        waiting_for=_waiting(run, organizer=organizer),
+        waiting_for=_waiting(session, run, submission, organizer=organizer),
         device=run.device,
         stdout_bytes=run.stdout_bytes if shown else None,
         stderr_bytes=run.stderr_bytes if shown else None,
     )
 
 
-def _waiting(run: CodeRun, *, organizer: bool) -> str | None:
-    """What a queued run waits for; its team reads whom, organizers also why (it can name the worker's paths)."""
+def _waiting(session: Session, run: CodeRun, submission: Submission, *, organizer: bool) -> str | None:
+    """What a queued run waits for; its team reads whom, organizers also why (it can name the worker's paths). A
+    run of a phase served by the competition's own queue waits for the organizers' workers (``workers.queues``)."""
+    if run.status == RunStatus.QUEUED and (queue := queue_of_phase(session, submission.phase_id)) is not None:
+        return f"{OWN_WORKERS}: queue {queue.name}" if organizer else OWN_WORKERS
     if run.status != RunStatus.QUEUED or not run.waiting_for:
         return None
     return run.waiting_for if organizer else run.waiting_for.partition(": ")[0]

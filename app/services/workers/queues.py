@@ -47,6 +47,8 @@ from app.storage.types import utcnow
 #: Every worker credential starts so, which tells it from an API token at a glance.
 CREDENTIAL_PREFIX = "pwk_"
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+#: Whom a run of a phase served by a competition's own queue waits for, as its team reads it.
+OWN_WORKERS = "the organizers' own workers"
 #: A worker that called within this long is live (a waiting worker asks for work every few seconds, a busy one
 #: renews its lease several times a lease).
 LIVE = timedelta(minutes=2)
