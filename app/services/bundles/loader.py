@@ -285,7 +285,7 @@ class _Reader(KeyPathChecker):
             self.add(key_path(path, "intervals"), f"{scorer.name} scores a submission as a whole: no units to resample")
         board = self.choice(m, "board", path, BOARDS)
         boards = read_boards(self, m, path, scorer)
-        if whole and board == "ladder":
+        if whole and board == "ladder" and scorer is not None:
             self.add(key_path(path, "board"), f"{scorer.name} scores a submission as a whole: no units to compare on")
         execution_time_limit = self.positive(m, "execution_time_limit", path)
         show_program_stderr = self.flag(m, "show_program_stderr", path)
