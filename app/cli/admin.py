@@ -211,7 +211,13 @@ def _remote_worker(url: str, credential_file: Path | None, poll: float, loglevel
         fail(f"--remote must be the server's http:// or https:// URL, not {url!r}")
     settings = settings_or_fail()
     logging.basicConfig(level=loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    _warn_without_sandbox(settings, "gpu")
+    if settings.program_sandbox == "bwrap":  # running programs is all this worker does: refuse to start without
+        from sandbox import SandboxUnavailable, check_available
+
+        try:
+            check_available(require_cgroup=not settings.sandbox_allow_no_cgroup)
+        except SandboxUnavailable as exc:
+            fail(f"this machine cannot run programs in the sandbox: {exc}")
     from app.worker import remote
 
     raise typer.Exit(remote.serve(url, credential, settings, poll_seconds=poll))

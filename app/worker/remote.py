@@ -61,6 +61,7 @@ class Report:
     stderr_bytes: int = 0
     failure: str | None = None
     platform_problem: str | None = None
+    cannot_run: str | None = None
     device: str | None = None
 
 
@@ -97,6 +98,8 @@ class RemoteWorker:
             timeout=httpx.Timeout(60.0, connect=10.0),
         )
         self.stopping = threading.Event()
+        #: Why this machine cannot run programs, once a run found out (the worker then stops).
+        self.broken: str | None = None
         try:
             self.gpus: tuple[Gpu, ...] = detect(settings.gpu_devices)
         except GpuProblem as exc:
@@ -173,7 +176,14 @@ class RemoteWorker:
             try:
                 outcome = self._run(program, inputs, code)
                 report, stdout, stderr = report_of(outcome)
-            except (SandboxUnavailable, RuntimeProblem, ArchiveProblem) as exc:
+            except SandboxUnavailable as exc:
+                # This machine cannot run programs: the run goes back to the queue and this worker stops, rather
+                # than failing every run of the queue it would take.
+                outcome, (report, stdout, stderr) = CodeOutcome(None), (Report(cannot_run=str(exc)), b"", b"")
+                self.broken = str(exc)
+                self.stopping.set()
+                log.error("this machine's sandbox cannot run programs (%s); the run goes back to its queue", exc)
+            except (RuntimeProblem, ArchiveProblem) as exc:
                 outcome, (report, stdout, stderr) = CodeOutcome(None), (Report(platform_problem=str(exc)), b"", b"")
         finally:
             done.set()
@@ -214,4 +224,4 @@ def serve(base_url: str, credential: str, settings: Settings, *, poll_seconds: f
         return 1
     finally:
         worker.close()
-    return 0
+    return 1 if worker.broken else 0

@@ -247,3 +247,19 @@ def test_a_waiting_runs_place_is_its_place_in_its_own_queue(db: Database, client
     # The run on the competition's own queue is the next its workers take, whatever waits on the platform's.
     shown = client.get(f"/api/v1/submissions/{mine}", headers=ada).json()
     assert (shown["status"], shown["queue_position"]) == ("awaiting_run", 1), shown
+
+
+def test_a_worker_whose_sandbox_fails_puts_the_run_back_uncounted(db: Database, client: TestClient) -> None:
+    create(db)
+    secret = make_queue(client, db)
+    submission = upload(client, db)
+    run = claimed(client, secret)
+    back = send_result(client, secret, run, None, cannot_run="no user namespaces here")
+    assert back.status_code == 200 and back.json()["status"] == "queued", back.text
+    waiting = client.get(f"/api/v1/submissions/{submission}", headers=auth(db, "ada")).json()
+    assert waiting["status"] == "awaiting_run" and waiting["code_run"]["status"] == "queued", waiting
+    again = claimed(client, secret)
+    assert again["run_id"] == run["run_id"] and again["lease"].split(".")[1] == "1"  # the attempt was not counted
+    inputs = client.get(again["inputs_url"]).content
+    assert send_result(client, secret, again, predictions(inputs)).json()["status"] == "succeeded"
+    assert used(client, auth(db, "ada")) == 1

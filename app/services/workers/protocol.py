@@ -30,7 +30,7 @@ from sqlalchemy import and_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.services.code import execution
+from app.services.code import execution, placement
 from app.services.code.execution import CodeClaim
 from app.services.code.sandboxed import CodeOutcome
 from app.services.code.settings import CodeSettings
@@ -41,7 +41,7 @@ from app.services.scoring.gold import GoldCache, gold_of, parsed_gold
 from app.services.scoring.validation import validate
 from app.services.submissions.limits import Limits as UploadLimits
 from app.services.workers import links
-from app.services.workers.queues import in_queue, worker_name
+from app.services.workers.queues import OWN_WORKERS, in_queue, worker_name
 from app.storage.models import CodeRun, Phase, PhaseQueue, RunStatus, ServerSecret, Submission, WorkerCredential
 from sandbox import Limits, RunResult
 from sandbox.limits import MIB
@@ -211,7 +211,9 @@ def heartbeat(
 @dataclass(frozen=True)
 class Report:
     """How the program ran on the worker (``sandbox.RunResult``'s facts), or why the worker could not run it
-    (``platform_problem``: refunded), or why it gave no predictions (``failure``: the program's fault)."""
+    (``platform_problem``: refunded), or why this worker cannot run programs at all (``cannot_run``: its sandbox
+    does not work; the run is put back to wait, its attempt not counted), or why it gave no predictions
+    (``failure``: the program's fault)."""
 
     exit_code: int | None = None
     signal: int | None = None
@@ -224,6 +226,7 @@ class Report:
     stderr_bytes: int = 0
     failure: str | None = None
     platform_problem: str | None = None
+    cannot_run: str | None = None
     #: The GPU it ran on ("GPU 0"; None: the CPU).
     device: str | None = None
 
@@ -264,10 +267,14 @@ def report(
     limits: UploadLimits,
 ) -> str:
     """Take the outcome of this worker's attempt: the run's status once recorded (``succeeded``: its predictions
-    are queued for scoring; ``failed``). Refused when the attempt no longer holds the run."""
+    are queued for scoring; ``failed``; ``queued``: put back to wait for a worker that can run it). Refused when
+    the attempt no longer holds the run."""
     touch(session, credential, now)
     claim_ = held(session, credential, run_id, token)
-    if outcome.platform_problem is not None:
+    if outcome.cannot_run is not None:
+        reason = f"{OWN_WORKERS}: a worker of queue {credential.queue_id} cannot run programs: {outcome.cannot_run}"
+        done, status = placement.release(session, claim_, reason, now=now), RunStatus.QUEUED
+    elif outcome.platform_problem is not None:
         reason = f"the organizers' worker could not run the program: {outcome.platform_problem}"
         done = execution.record_platform_failure(session, claim_, reason[:FAILURE_CHARS], now=now)
         status = RunStatus.FAILED

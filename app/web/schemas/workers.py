@@ -138,6 +138,7 @@ class ReportIn(BaseModel):
     stderr_bytes: int = Field(0, ge=0)
     failure: str | None = Field(None, max_length=1000)
     platform_problem: str | None = Field(None, max_length=1000)
+    cannot_run: str | None = Field(None, max_length=1000)
     device: str | None = Field(None, max_length=40, description="the GPU it ran on; null: the CPU")
 
 
