@@ -136,7 +136,8 @@ class Settings(BaseSettings):
         default=3600,
         gt=0,
         description="The most wall time, in seconds, a code phase may give one run of a participant's program "
-        "(its time_limit_s); a bundle asking for more is refused.",
+        "(its time_limit_s), and a phase its scoring program (its execution_time_limit); a bundle asking for more "
+        "is refused.",
     )
     code_max_memory_mb: int = Field(
         default=16384,

@@ -230,3 +230,46 @@ def test_the_codalab_bundle_with_its_zipped_program_scores_as_by_hand(
     # The columns' titles, and their numeric_format: digits after the point.
     board = server.get(f"/c/{slug}/{slug}/final-phase").text
     assert "Prediction score ↑" in board and f">{expected['prediction_score']:.4f}<" in board
+
+
+def test_a_codabench_phase_asking_its_programs_for_more_time_than_the_server_allows_is_refused_by_key_path(
+    db: Database, server: TestClient
+) -> None:
+    people = tokens(db)
+    source = reference_zip("competition_v2_multi_task.zip")
+    asking = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(source)) as original, zipfile.ZipFile(asking, "w") as archive:
+        for item in original.infolist():
+            data = original.read(item)
+            if item.filename == "competition.yaml":
+                data = data.replace(
+                    b"    start: 6-15-2020\n", b"    start: 6-15-2020\n    execution_time_limit_ms: 2000000000000\n"
+                )
+                assert b"execution_time_limit_ms" in data
+            archive.writestr(item, data)
+    refused = server.post(
+        "/api/v1/competitions", headers=people["olga"], files={"bundle": ("b.zip", asking.getvalue())}
+    )
+    assert refused.status_code == 422, refused.text
+    # The four tasks' phases each run their scoring program (and their ingestion program's runs) that long.
+    assert {(p["key"], p["message"]) for p in refused.json()["problems"]} >= {
+        ("tasks[0].phases[0].execution_time_limit", "2000000000 s is more than this server allows (3600 s)"),
+        ("tasks[3].phases[0].execution_time_limit", "2000000000 s is more than this server allows (3600 s)"),
+    }
+    assert server.get(f"/api/v1/competitions/{V2}").status_code == 404
+    # A phase scored by a program and running none of the teams' code is held to the same cap.
+    example = Path(__file__).resolve().parents[2] / "examples" / "program"
+    scored_only = io.BytesIO()
+    with zipfile.ZipFile(scored_only, "w") as archive:
+        text = (example / "competition.yaml").read_text(encoding="utf-8")
+        archive.writestr("competition.yaml", text.replace("execution_time_limit: 60", "execution_time_limit: 86400"))
+        archive.write(example / "gold.zip", "gold.zip")
+    files = {"bundle": ("b.zip", scored_only.getvalue())}
+    refused = server.post("/api/v1/competitions", headers=people["olga"], files=files)
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["problems"] == [
+        {
+            "key": "tasks[0].phases[0].execution_time_limit",
+            "message": "86400 s is more than this server allows (3600 s)",
+        }
+    ]

@@ -92,6 +92,14 @@ class CodeCaps:
             )
         return out
 
+    def scoring_problems(self, execution_time_limit: int | None, path: str) -> list[tuple[str, str]]:
+        """``(key path, message)`` where a phase's scoring program (``execution_time_limit``, seconds) asks for
+        more time than the caps give one run: the same cap as a program's run, since both hold a worker."""
+        if execution_time_limit is not None and execution_time_limit > self.max_time_s:
+            message = f"{execution_time_limit} s is more than this server allows ({self.max_time_s} s)"
+            return [(f"{path}.execution_time_limit", message)]
+        return []
+
 
 def caps_of(settings: Settings) -> CodeCaps:
     """The caps this server's settings give (``PODIUM_CODE_MAX_TIME_S``, ``PODIUM_CODE_MAX_MEMORY_MB``,

@@ -49,7 +49,8 @@ def create_competition(
     The organizers are the spec's ``organizers`` (existing user names) plus ``creator``. A slug that
     exists already is refused, or with ``if_exists="skip"`` the existing competition is returned
     unchanged (this makes ``podium demo`` idempotent). A code phase asking for more time or memory
-    than ``code_caps`` (the server's settings; default: their defaults) is refused by key path.
+    than ``code_caps`` (the server's settings; default: their defaults), or a scoring program for more time,
+    is refused by key path.
     """
     existing = session.scalar(select(Competition).where(Competition.slug == spec.slug))
     if existing is not None:
@@ -106,13 +107,13 @@ def _check_scorer(task: TaskSpec, index: int) -> None:
 
 
 def _check_caps(spec: CompetitionSpec, caps: CodeCaps) -> None:
-    problems = [
-        problem
-        for t, task in enumerate(spec.tasks)
-        for p, phase in enumerate(task.phases)
-        if phase.code is not None
-        for problem in caps.problems(phase.code, f"tasks[{t}].phases[{p}].code")
-    ]
+    problems = []
+    for t, task in enumerate(spec.tasks):
+        for p, phase in enumerate(task.phases):
+            path = f"tasks[{t}].phases[{p}]"
+            problems += caps.scoring_problems(phase.execution_time_limit, path)
+            if phase.code is not None:
+                problems += caps.problems(phase.code, f"{path}.code")
     if problems:
         raise BundleError(problems)
 
