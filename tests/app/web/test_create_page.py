@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from pathlib import Path
 
 import yaml
 from fastapi.testclient import TestClient
@@ -122,3 +123,36 @@ def test_a_codalab_bundle_is_imported_from_the_page_with_every_warning(db: Datab
     items = re.findall(r"<li>(.*?)</li>", created.text.split('class="problems"')[1], re.S)
     assert len(items) == len(expected)
     assert f"{len(expected)} warnings:" in text(created)
+
+
+def code_bundle(memory_mb: int) -> bytes:
+    """The native code example (``examples/svident-code``) zipped as an organizer uploads it."""
+    folder = Path(__file__).resolve().parents[3] / "examples" / "svident-code"
+    document = yaml.safe_load((folder / "competition.yaml").read_text(encoding="utf-8"))
+    document["tasks"][0]["phases"][0]["code"]["memory_mb"] = memory_mb
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("competition.yaml", yaml.safe_dump(document))
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and path.name != "competition.yaml":
+                archive.write(path, path.relative_to(folder).as_posix())
+    return buffer.getvalue()
+
+
+def test_a_code_phases_bundle_is_put_online_from_the_page_and_one_asking_too_much_is_refused_in_place(
+    db: Database, client: TestClient
+) -> None:
+    setup(db)
+    login(client, "olga")
+    refused = post_bundle(client, "code.zip", code_bundle(10**6), token(client.get("/")))
+    assert refused.status_code == 422
+    assert "tasks[0].phases[0].code.memory_mb" in text(refused)
+    assert "1000000 MB is more than this server allows (16384 MB)" in text(refused)
+    created = post_bundle(client, "code.zip", code_bundle(1024), token(client.get("/")))
+    assert created.status_code == 200  # no warnings: to the competition's page, which says it is online
+    assert "is online; you are one of its organizers" in text(created)
+    phase = text(client.get("/c/svident-code/detection/test"))
+    assert "This phase takes programs" in phase and "Sample submission" in phase
+    with db.session() as session:
+        competition = session.query(Competition).filter_by(slug="svident-code").one()
+        assert [p.code is not None for p in competition.tasks[0].phases] == [True]
