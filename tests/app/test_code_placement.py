@@ -1,6 +1,7 @@
 """Where a code run runs, through the server in one process: a run that needs a GPU on a server without one, and a
 run on a server whose sandbox cannot run it, wait (never failed, charged once) and say why on the API and the
-page, and the second runs once the operator repaired the sandbox; a phase that allows the CPU runs there; the
+page, and the second runs once the operator repaired the sandbox; where no cgroup can be made for a run, a program
+waits unless the operator opted out; a phase that allows the CPU runs there; the
 team reads its run's exit status, wall time and peak memory; the operator's GPU cap refuses a bundle by key path;
 and, where the machine has an NVIDIA GPU, a program runs on it."""
 
@@ -249,3 +250,23 @@ def test_a_program_runs_on_the_gpu_its_worker_gives_it(db: Database, settings: S
     assert not [n for n in nodes if n[len("/dev/nvidia") :].isdigit() and n != "/dev/nvidia0"]  # no other GPU
     if lines.get("no") != "libcuda":  # the driver's library: CUDA starts and counts the one GPU
         assert lines["init"].split() == ["0", "count", "0", "1"], lines
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+def test_where_no_cgroup_can_be_made_a_program_waits_unless_the_operator_allows_it(
+    db: Database, settings: Settings, monkeypatch: pytest.MonkeyPatch, allowed: bool
+) -> None:
+    from sandbox import cgroups
+
+    monkeypatch.setattr(cgroups, "_mounts", list)  # a worker whose mount table has no cgroup file system
+    create(db)
+    ada = auth(db, "ada")
+    with serve(settings, sandbox_allow_no_cgroup=allowed) as client:
+        shown = upload(client, ada, program(ALL_ZERO))
+        if allowed:  # the operator opted out: limited per process only, and it runs
+            assert (shown["status"], shown["code_run"]["stage"]) == ("scored", "scored"), shown
+            return
+        assert (shown["status"], shown["code_run"]["waiting_for"]) == ("awaiting_run", "a worker that can run code")
+        told = client.get(f"/api/v1/submissions/{shown['id']}", headers=auth(db, "olga")).json()["code_run"]
+        assert "PODIUM_SANDBOX_ALLOW_NO_CGROUP=true" in told["waiting_for"], told["waiting_for"]
+        assert (attempts(db, shown["id"]), used(client, ada)) == (0, 1)  # nothing ran; charged once, as uploaded
