@@ -33,6 +33,7 @@ import math
 import operator
 import re
 from array import array
+from collections import Counter
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
@@ -47,6 +48,8 @@ RUN_FIELDS = "query Q0 docno rank score run_tag"
 _HEX = re.compile(rb"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?")
 _DECIMAL = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _INTEGER = re.compile(rb"[+-]?\d{1,10}")
+#: Integers as ``_INTEGER`` joined by single spaces: a piece's grades checked in one C call.
+_INTEGERS = re.compile(rb"[+-]?\d{1,10}(?: [+-]?\d{1,10})*")
 #: What a decimal score may hold besides digits; Python's ``float`` also reads ``_``, ``nan`` and ``inf``.
 _NUMERIC = b"0123456789.eE+-"
 
@@ -86,20 +89,14 @@ class Qrels:
         return list(self.judged)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class Ranking:
-    """One query's documents: docnos joined by newlines (UTF-8) and their scores, in the order of the file."""
+    """One query's documents: docnos joined by newlines (UTF-8) and their scores, in the order of the file (equal by
+    value; not hashable, as its array is not)."""
 
     docnos: bytes
     #: As C floats (``array("f")``): trec_eval 9.0.8 holds scores so (a C float keeps exactly what it would keep).
     scores: array[float]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Ranking):
-            return NotImplemented
-        return self.docnos == other.docnos and self.scores == other.scores
-
-    __hash__ = None  # type: ignore[assignment]  # equal by value, and mutable arrays inside
 
     def documents(self) -> list[str]:
         return self.docnos.decode("utf-8").split("\n")
@@ -209,7 +206,7 @@ def _plain_grades(grades: list[bytes]) -> bool:
     """Every grade an integer of at most 10 digits with an optional sign (``_INTEGER``): checked in C where they
     are all digits, else one by one."""
     if b"".join(grades).translate(None, b"0123456789"):
-        return all(_INTEGER.fullmatch(grade) for grade in grades)
+        return _INTEGERS.fullmatch(b" ".join(grades)) is not None  # a field holds no space
     return max(map(len, grades), default=0) <= 10
 
 
@@ -313,9 +310,13 @@ def _lines_of(data: bytes, wanted: set[tuple[bytes, bytes | None]]) -> dict[tupl
     return found
 
 
-def _read_rankings(data: bytes, problems: Problems) -> dict[bytes, list[tuple[bytes, array[float]]]]:
-    """Per query, the pieces of its ranking in file order: (docnos joined by newlines, scores)."""
+def _read_rankings(data: bytes, problems: Problems) -> tuple[dict[bytes, list[tuple[bytes, array[float]]]], set[bytes]]:
+    """Per query, the pieces of its ranking in file order (docnos joined by newlines, scores), and the queries that
+    may rank a docno twice: the others' docnos were checked as read (a set kept while a query's lines follow each
+    other), so that only a query whose lines come back after another's, or that repeats one, is split again."""
     parts: dict[bytes, list[tuple[bytes, array[float]]]] = {}
+    unchecked: set[bytes] = set()
+    current, seen = b"", set[bytes]()  # the query of the last line read and its docnos so far
     for first, chunk in _chunks(data, InvalidSubmission):
         read = _fast(chunk)
         queries, docnos, scores = read if read is not None else _careful(chunk, first, problems)
@@ -325,8 +326,18 @@ def _read_rankings(data: bytes, problems: Problems) -> dict[bytes, list[tuple[by
         cuts = itertools.compress(itertools.count(1), map(operator.ne, queries[1:], queries[:-1]))
         bounds = [0, *cuts, len(queries)]
         for start, end in itertools.pairwise(bounds):
-            parts.setdefault(queries[start], []).append((b"\n".join(docnos[start:end]), scores[start:end]))
-    return parts
+            query, names = queries[start], docnos[start:end]
+            if query != current:
+                if query in parts:
+                    unchecked.add(query)
+                current, seen = query, set()
+            if query not in unchecked:
+                before = len(seen)
+                seen.update(names)
+                if len(seen) != before + len(names):
+                    unchecked.add(query)
+            parts.setdefault(query, []).append((b"\n".join(names), scores[start:end]))
+    return parts, unchecked
 
 
 @gc_paused()
@@ -337,7 +348,7 @@ def parse_run(data: bytes, queries: Collection[str], *, reject_unknown: bool = F
     list, ``require_all`` a list query the run lacks; a run none of whose queries is in the list is refused too.
     """
     problems = Problems(InvalidSubmission)
-    parts = _read_rankings(data, problems)
+    parts, unchecked = _read_rankings(data, problems)
     problems.raise_if_any()
     if not parts:
         raise InvalidSubmission([Problem("", f"the run has no result line (expected lines: {RUN_FIELDS})")])
@@ -348,9 +359,9 @@ def parse_run(data: bytes, queries: Collection[str], *, reject_unknown: bool = F
         scores = pieces[0][1]
         for piece in pieces[1:]:
             scores += piece[1]
-        names = docnos.split(b"\n")
-        if len(set(names)) != len(names):
-            repeated.update((query, docno) for docno, n in _counts(names).items() if n > 1)
+        if query in unchecked:
+            names = docnos.split(b"\n")
+            repeated.update((query, docno) for docno, n in Counter(names).items() if n > 1)
         rankings[query.decode("utf-8")] = Ranking(docnos, scores)
     if repeated:
         again = sorted((n, key, lines[0]) for key, lines in _lines_of(data, repeated).items() for n in lines[1:])
@@ -360,13 +371,6 @@ def parse_run(data: bytes, queries: Collection[str], *, reject_unknown: bool = F
     _check_queries(data, rankings, queries, problems, reject_unknown=reject_unknown, require_all=require_all)
     problems.raise_if_any()
     return Run(rankings)
-
-
-def _counts(names: list[bytes]) -> dict[bytes, int]:
-    counts: dict[bytes, int] = {}
-    for name in names:
-        counts[name] = counts.get(name, 0) + 1
-    return counts
 
 
 def _check_queries(

@@ -88,3 +88,23 @@ def test_a_clean_piece_is_read_in_columns() -> None:
     run = trec_format.parse_run(data, ["q1", "q2"])
     assert run.rankings["q1"].documents() == ["d1", "d2"]
     assert run.rankings["q1"].scores.tolist() == [0.5, 0.25]
+
+
+@pytest.mark.parametrize("chunk", [1, 16, 40, 1 << 16])
+def test_a_docno_ranked_twice_is_found_within_a_piece_across_pieces_and_after_another_query(chunk: int) -> None:
+    # Docnos are checked as they are read while a query's lines follow each other, in one piece or across pieces;
+    # a query that comes back after another is checked again from all its lines.
+    lines = ["q1 Q0 a 1 3 t", "q1 Q0 b 2 2 t", "q1 Q0 a 3 1 t", "q2 Q0 a 1 3 t", "q2 Q0 c 2 3 t", "q3 Q0 a 1 1 t"]
+    lines += ["q2 Q0 c 3 1 t", "q3 Q0 d 2 1 t", "q4 Q0 e 1 1 t", "q4 Q0 e 2 1 t"]
+    data = "\n".join(lines).encode()
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(trec_format, "CHUNK", chunk)
+        with pytest.raises(ValidationError) as refused:
+            trec_format.parse_run(data, ["q1", "q2", "q3", "q4"])
+    assert [f"{p.where}: {p.message}" for p in refused.value.problems] == [
+        "line 3: docno 'a' is ranked again for query 'q1' (first at line 1)",
+        "line 7: docno 'c' is ranked again for query 'q2' (first at line 5)",
+        "line 10: docno 'e' is ranked again for query 'q4' (first at line 9)",
+    ]
+    clean = "\n".join(lines[:2] + lines[3:5] + lines[5:6] + lines[7:9]).encode()
+    assert list(trec_format.parse_run(clean, ["q1", "q2", "q3", "q4"]).rankings) == ["q1", "q2", "q3", "q4"]
