@@ -58,6 +58,18 @@ class Settings(BaseSettings):
     max_bundle_bytes: int = Field(
         default=500 * MB, gt=0, description="Largest competition bundle accepted over the API."
     )
+    storage_quota_bytes: int = Field(
+        default=0,
+        ge=0,
+        description="Most bytes every team's submissions to one competition may take together, unless the "
+        "competition sets its own (storage_quota_bytes); 0: no limit. A deleted submission frees its bytes.",
+    )
+    team_storage_quota_bytes: int = Field(
+        default=0,
+        ge=0,
+        description="Most bytes one team's submissions to a competition may take, unless the competition sets "
+        "its own (team_storage_quota_bytes); 0: no limit.",
+    )
     broker_url: str = Field(
         default="",
         description="Celery broker URL (`redis://...` or `amqp://...`); empty runs scoring jobs in the server process.",

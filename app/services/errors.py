@@ -10,6 +10,7 @@ Hierarchy (HTTP status in brackets)::
     ├── Conflict                    [409] the thing exists already, or the state forbids the change
     ├── PhaseClosed                 [409] the phase does not accept submissions now (says when it opens)
     ├── UploadTooLarge              [413] a file over the size limit
+    ├── StorageQuotaExceeded        [413] a file the team's or the competition's storage quota has no room for
     ├── QuotaExhausted              [429] the team's limit is used up (says when it resets)
     └── Unavailable                 [503] the platform cannot do it now (a phase's gold no longer parses)
 
@@ -110,6 +111,26 @@ class UploadTooLarge(ServiceError):
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "limit_bytes": self.limit}
+
+
+class StorageQuotaExceeded(ServiceError):
+    """An upload that would take a storage quota (``quota``: ``team`` or ``competition``) past its limit."""
+
+    status = 413
+    default_code = "storage_quota_exceeded"
+
+    def __init__(self, message: str, *, quota: str, limit: int, used: int, size: int) -> None:
+        super().__init__(message)
+        self.quota, self.limit, self.used, self.size = quota, limit, used, size
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **super().to_dict(),
+            "quota": self.quota,
+            "limit_bytes": self.limit,
+            "used_bytes": self.used,
+            "size_bytes": self.size,
+        }
 
 
 class QuotaExhausted(ServiceError):

@@ -49,7 +49,9 @@ def _keys(required: str, optional: str) -> Keys:
     return frozenset(required.split()), frozenset(optional.split())
 
 
-COMPETITION_KEYS = _keys("slug title tasks", "description organizers participation")
+COMPETITION_KEYS = _keys(
+    "slug title tasks", "description organizers participation storage_quota_bytes team_storage_quota_bytes"
+)
 TASK_KEYS = _keys("slug title scorer phases", "description scorer_options training_files resources")
 PHASE_KEYS = _keys(
     "slug title gold",
@@ -200,6 +202,8 @@ class _Reader(KeyPathChecker):
             description=self.text(m, "description", "", optional=True),
             organizers=tuple(organizers),
             participation=self.choice(m, "participation", "", PARTICIPATION),
+            storage_quota_bytes=self.positive(m, "storage_quota_bytes", ""),
+            team_storage_quota_bytes=self.positive(m, "team_storage_quota_bytes", ""),
             tasks=tuple(task for task in tasks if task is not None),
             warnings=tuple(self.warnings),
         )

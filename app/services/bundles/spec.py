@@ -93,6 +93,9 @@ class CompetitionSpec:
     #: ``(key path, message)``: what loads but is probably a mistake (the scorers' ``config_warnings``); the
     #: command line and the API show them to the organizer.
     warnings: tuple[tuple[str, str], ...] = ()
+    #: Most bytes every team's submissions together, and each team's, may take (None: the operator's default).
+    storage_quota_bytes: int | None = None
+    team_storage_quota_bytes: int | None = None
 
 
 class BundleError(ServiceError):

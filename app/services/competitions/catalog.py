@@ -63,7 +63,12 @@ def create_competition(
         _check_scorer(task_spec, index)
 
     competition = Competition(
-        slug=spec.slug, title=spec.title, description=spec.description, participation=spec.participation
+        slug=spec.slug,
+        title=spec.title,
+        description=spec.description,
+        participation=spec.participation,
+        storage_quota_bytes=spec.storage_quota_bytes,
+        team_storage_quota_bytes=spec.team_storage_quota_bytes,
     )
     session.add(competition)
     session.flush()

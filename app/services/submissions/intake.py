@@ -4,8 +4,8 @@
    and the team has a submission left (a cheap first look, before any parsing).
 2. The file is unpacked with bounds and parsed against the phase's gold. A bad file is refused here
    with the scorer's problems; nothing is stored and no quota is spent.
-3. Under the team's lock the limit is counted again, the blob and a ``queued`` submission are
-   stored, and the scoring job is enqueued for after the commit.
+3. Under the team's lock the limit (and the storage quotas, ``storage_quota``) is counted again, the blob
+   and a ``queued`` submission are stored, and the scoring job is enqueued for after the commit.
 
 An upload with an ``Idempotency-Key`` that this user sent before (within a day, with the same file to
 the same phase) is answered with the submission the first one made, before step 1 and again under
@@ -36,7 +36,7 @@ from app.services.scoring.gold import GoldCache, gold_key
 from app.services.scoring.handoff import ParsedSubmissions
 from app.services.scoring.job import SCORE_SUBMISSION
 from app.services.scoring.validation import validate
-from app.services.submissions import idempotency, quota
+from app.services.submissions import idempotency, quota, storage_quota
 from app.services.submissions.limits import (
     MAX_FILE_NAME,
     MAX_METHOD_DESCRIPTION,
@@ -156,7 +156,7 @@ def submit(
         parsed = None
     else:
         parsed = _validate(session, plan, upload, limits, gold_cache)
-    accepted = _record(session, plan, upload, now, key)
+    accepted = _record(session, plan, upload, limits, now, key)
     if handoff is not None and parsed is not None and not accepted.replayed:
         handoff.put(plan.gold_key, accepted.submission.sha256, parsed[0], upload.content.size)
     return accepted
@@ -187,6 +187,7 @@ def _plan(
         raise too_large(limit, upload.content.size)
     team = team_of(session, user, task.competition_id)
     quota.check(quota.usage(session, phase, team.id if team else None, now), phase.slug)
+    storage_quota.check(session, task.competition, team.id if team else None, upload.content.size, limits)
     gold_sha = session.scalar(select(Blob.sha256).where(Blob.id == phase.gold_blob_id))
     assert gold_sha is not None
     key = gold_key(phase.id, gold_sha, task.scorer, task.scorer_options)
@@ -233,11 +234,13 @@ def _validate(
         ) from None
 
 
-def _record(session: Session, plan: _Plan, upload: Upload, now: datetime, key: str | None) -> Accepted:
+def _record(session: Session, plan: _Plan, upload: Upload, limits: Limits, now: datetime, key: str | None) -> Accepted:
     user = session.get(User, plan.user_id)
     phase = session.get(Phase, plan.phase_id)
     assert user is not None and phase is not None
     team = ensure_team(session, user, plan.competition_id)
+    competition = phase.task.competition
+    storage_quota.lock(session, competition, team.id, limits)
     quota.lock_entry(session, phase.id, team.id)
     digest = upload.content.sha256
     # A request with the same key that was being checked meanwhile has committed by now (it held
@@ -246,6 +249,7 @@ def _record(session: Session, plan: _Plan, upload: Upload, now: datetime, key: s
     if replay is not None:
         return replay
     quota.check(quota.usage(session, phase, team.id, now), phase.slug)
+    storage_quota.check(session, competition, team.id, upload.content.size, limits)  # counted under the locks
     blob = put_content(session, upload.content)
     submission = Submission(
         phase_id=phase.id,

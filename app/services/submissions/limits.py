@@ -20,10 +20,19 @@ class Limits:
     max_upload_bytes: int
     max_unzipped_bytes: int
     max_zip_entries: int
+    #: The operator's storage quotas of a competition and of a team in it, where a competition sets none (0: none).
+    storage_quota_bytes: int = 0
+    team_storage_quota_bytes: int = 0
 
     @classmethod
     def of(cls, settings: Settings) -> Limits:
-        return cls(settings.max_upload_bytes, settings.max_unzipped_bytes, settings.max_zip_entries)
+        return cls(
+            settings.max_upload_bytes,
+            settings.max_unzipped_bytes,
+            settings.max_zip_entries,
+            settings.storage_quota_bytes,
+            settings.team_storage_quota_bytes,
+        )
 
 
 def upload_limit(phase: Phase, limits: Limits) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import JSON, CheckConstraint, Float, ForeignKey, String, Text, UniqueConstraint, false, true
+from sqlalchemy import JSON, BigInteger, CheckConstraint, Float, ForeignKey, String, Text, UniqueConstraint, false, true
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.storage.enums import Participation, Selection, TaskFileKind, Visibility
@@ -28,6 +28,10 @@ class Competition(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     participation: Mapped[Participation] = mapped_column(EnumText(Participation), default=Participation.OPEN)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: Most bytes every team's submissions together, and each team's, may take (null: the operator's default,
+    #: ``PODIUM_STORAGE_QUOTA_BYTES`` and ``PODIUM_TEAM_STORAGE_QUOTA_BYTES``); ``services.submissions.storage_quota``.
+    storage_quota_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    team_storage_quota_bytes: Mapped[int | None] = mapped_column(BigInteger)
 
     tasks: Mapped[list[Task]] = relationship(order_by="Task.position", back_populates="competition")
 
