@@ -178,6 +178,11 @@ class SubmissionRecord:
     organizer: OrganizerNotes | None = None
     #: On a code phase: how the program ran, as this viewer may see it (``services.code.runs.view``).
     code_run: RunView | None = None
+    #: In a phase with a private split: the private board's metrics (``private_board`` says over which units:
+    #: ``private`` or ``all``), shown to organizers at any time and to the team once the phase is revealed;
+    #: ``metrics`` above are the public units'.
+    private_metrics: dict[str, float] | None = None
+    private_board: str | None = None
 
 
 def _interval(score: Score, task: Task) -> dict[str, Any] | None:
@@ -237,7 +242,15 @@ def describe(
         estimated_scored_at=place.estimated_scored_at if place is not None else None,
         breakdown=score.breakdown if detail and score is not None and visible else None,
         organizer=notes,
+        **_private(score, phase, visible=visible and (organizer or phase.revealed_at is not None)),
     )
+
+
+def _private(score: Score | None, phase: Phase, *, visible: bool) -> dict[str, Any]:
+    """The private board's numbers of a score, where the viewer may see them (after the reveal, or organizers)."""
+    if score is None or not visible or score.private_metrics is None:
+        return {}
+    return {"private_metrics": dict(score.private_metrics), "private_board": phase.private_board}
 
 
 def describe_upload(session: Session, submission: Submission) -> SubmissionRecord:

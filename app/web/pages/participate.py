@@ -3,6 +3,7 @@ page of a submission with its metrics, breakdowns and per-document chart."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -18,6 +19,7 @@ from app.services.errors import InvalidInput, ServiceError
 from app.services.submissions import changes, intake, quota, results
 from app.services.submissions.detail import SubmissionView, view_submission
 from app.services.submissions.limits import describe_size, too_large, upload_limit
+from app.services.submissions.results import SubmissionRecord
 from app.storage.models import Phase, SubmissionStatus, User
 from app.storage.types import utcnow
 from app.web import sessions
@@ -29,7 +31,8 @@ from app.web.pages.render import PageRoute, get_pages, redirect, render, wants_j
 from app.web.sessions import LoggedIn, Viewer
 from app.web.state import AppState
 from app.web.uploads import read_form, upload_limit_for
-from leaderboard.tables import breakdown_tables, metrics_table
+from leaderboard.tables import Table, breakdown_tables, metrics_table
+from scorers.description import ScorerDescription
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 CSRF = [Depends(require_csrf)]
@@ -187,6 +190,14 @@ def _document_scores(view: SubmissionView) -> dict[str, float]:
     return document_scores(breakdown, view.description.primary_metric, dimension) if dimension else {}
 
 
+def _private_table(record: SubmissionRecord, description: ScorerDescription) -> Table | None:
+    """The private board's metrics of the submission, where its viewer may see them (``results.describe``)."""
+    if not record.private_metrics:
+        return None
+    units = "all units" if record.private_board == "all" else "the private units"
+    return replace(metrics_table(description, record.private_metrics), title=f"Private board: on {units}")
+
+
 @router.get("/submissions/{submission_id}")
 def submission_page(submission_id: RowId, request: Request, session: SessionDep, viewer: Viewer) -> Response:
     view = _view(request, session, viewer, submission_id)
@@ -201,6 +212,7 @@ def submission_page(submission_id: RowId, request: Request, session: SessionDep,
         "phase": catalog.get_phase(session, *view.ref),
         "pending": record.status in PENDING,
         "overall": metrics_table(description, metrics) if metrics else None,
+        "private": _private_table(record, description),
         "tables": breakdown_tables(description, breakdown) if metrics else [],
         "has_chart": bool(metrics) and bool(_document_scores(view)),
         "unit": boards.document_dimension(description),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -94,6 +94,14 @@ class SubmissionOut(BaseModel):
         None, description="for organizers only: the platform's error and the attempts"
     )
     quota: QuotaOut | None = None
+    private_metrics: dict[str, float] | None = Field(
+        None,
+        description="in a phase with a private split: the private board's metrics (metrics are the public units'); "
+        "for organizers at any time, for the team once the phase is revealed; else null",
+    )
+    private_board: Literal["private", "all"] | None = Field(
+        None, description="which units private_metrics are computed on: the private units, or all units"
+    )
     code_run: CodeRunOut | None = Field(
         None,
         description="on a code phase: how the program ran (stage: queued, running, scoring, scored or failed); "

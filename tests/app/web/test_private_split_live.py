@@ -21,6 +21,7 @@ from sqlalchemy import Select, select
 from app.services.accounts import users
 from app.storage.db import Database
 from app.storage.models import Competition, Phase, Task
+from scorers.description import percent
 from scorers.split import Split
 from tests.app.builders import bundle_file, make_competition, make_user, phase_spec
 from tests.app.web.browser import CHROMIUM, log_in, open_browser, upload, wait_scored
@@ -153,7 +154,8 @@ def _seen(live: Setup, phase: str) -> list[Any]:
         seen.append(board)
     for token, sid in ((live.server.token, prober), (live.rival_token, rival)):
         own = live.get(f"submissions/{sid}", token).json()
-        seen.append({k: own.get(k) for k in ("status", "metrics", "breakdown", "interval", "metrics_hidden")})
+        keys = ("status", "metrics", "breakdown", "interval", "metrics_hidden", "private_metrics", "private_board")
+        seen.append({k: own.get(k) for k in keys})
     for part in ("/leaderboard.json", "/documents.json", "/leaderboard.csv"):
         text = live.page(phase, part)
         seen.append(_scrub(json.loads(text)) if part.endswith(".json") else text.splitlines()[0])
@@ -187,6 +189,9 @@ def test_before_the_reveal_participants_see_the_same_for_golds_that_differ_on_pr
     assert not any(unit in documents for unit in live.private), "no private unit is listed"
     page = live.page("b")
     assert "computed on the public units only" in page and "private-board" not in page
+    for token, sid in ((live.server.token, prober), (live.rival_token, rival)):
+        own = live.get(f"submissions/{sid}", token).json()
+        assert (own["private_metrics"], own["private_board"]) == (None, None), "a team's own private numbers wait"
 
 
 def test_the_organizers_see_both_boards_at_any_time(live: Setup) -> None:
@@ -196,6 +201,12 @@ def test_the_organizers_see_both_boards_at_any_time(live: Setup) -> None:
     moves = board["private_board"]
     assert [(m["submission_id"], m["public_rank"], m["change"]) for m in moves] == [(rival, 2, 1), (prober, 1, -1)]
     assert moves[1]["metrics"]["accuracy"] == 0.0, "wrong on every private instance"
+    own = live.get(f"submissions/{prober}", live.server.organizer_token).json()
+    assert (own["metrics"]["accuracy"], own["private_metrics"]["accuracy"], own["private_board"]) == (
+        1.0,
+        0.0,
+        "private",
+    )
     assert "private-board" not in live.page("b", token=live.server.organizer_token), "pages go by login, not token"
 
 
@@ -231,5 +242,35 @@ def test_after_the_reveal_the_private_units_rank_the_phase_with_the_shake_up(liv
     page = live.page("a")
     assert "Shake-up: the private board" in page and "↑ 1" in page and "↓ 1" in page
     assert "ranked on its private units" in page
+    # The team's own submissions now show their private numbers (the private board's) beside the public ones.
+    shown = {e["submission_id"]: e["metrics"]["accuracy"] for e in board["entries"]}
+    for token, sid in ((live.server.token, prober), (live.rival_token, rival)):
+        own = live.get(f"submissions/{sid}", token).json()
+        assert (own["private_metrics"]["accuracy"], own["private_board"]) == (shown[sid], "private")
+    assert live.get(f"submissions/{prober}", live.server.token).json()["metrics"]["accuracy"] == 1.0
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+def test_after_the_reveal_a_teams_submission_page_shows_its_private_numbers(live: Setup) -> None:
+    from playwright.sync_api import expect
+
+    answer = httpx.post(
+        live.server.api(LEADERBOARD.format(COMPETITION, TASK, "a").replace("/leaderboard", "/reveal")),
+        headers={"Authorization": f"Bearer {live.server.organizer_token}"},
+        timeout=TIMEOUT,
+    )
+    assert answer.status_code == 200, answer.text
+    _, rival = live.submitted["a"]
+    own = live.get(f"submissions/{rival}", live.rival_token).json()
+    with open_browser() as browser:
+        page = log_in(browser, live.server.url, "rival")
+        page.goto(f"{live.server.url}/submissions/{rival}")
+        expect(page.locator("p.private-metrics")).to_contain_text("ranked by its private board")
+        private = page.locator("details.breakdown", has_text="Private board: on the private units")
+        expect(private.locator("tbody td").first).to_have_text(percent(own["private_metrics"]["accuracy"]))
+        # Phase b is not revealed: the team's page shows its public numbers alone.
+        page.goto(f"{live.server.url}/submissions/{live.submitted['b'][1]}")
+        expect(page.locator("details.breakdown").first).to_be_visible()
+        expect(page.locator("p.private-metrics")).to_have_count(0)
     # Phase b, not revealed, still shows the public board only.
     assert live.board("b")["ranked_by"] == "public" and live.board("b")["private_board"] is None
