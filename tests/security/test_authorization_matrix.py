@@ -291,6 +291,8 @@ TABLE: tuple[Row, ...] = (
         path=API + "/submissions/{a_hidden}/choose"),
     row("POST", S + "/unchoose",                         401, 200, 404, 404, 200, 200,
         path=API + "/submissions/{a_hidden}/unchoose"),
+    row("DELETE", S,                                     401, 204, 404, 404, 403, 403,
+        path=API + "/submissions/{a_hidden}"),
     # leaderboards
     row("GET", PH + "/leaderboard",                      200, 200, 200, 200, 200, 200,
         shows=organizers_see("hidden_numbers")),
@@ -400,6 +402,8 @@ TABLE: tuple[Row, ...] = (
         path="/submissions/{a_hidden}/choose"),
     row("POST", "/submissions/{submission_id}/unchoose", 401, 303, 404, 404, 303, 303,
         path="/submissions/{a_hidden}/unchoose"),
+    row("POST", "/submissions/{submission_id}/delete",   401, 303, 404, 404, 403, 403,
+        path="/submissions/{a_hidden}/delete"),
     row("GET", PAGE + "/organize",                       303, 403, 403, 403, 200, 200,
         shows=organizers_see("hidden_numbers", "org_message")),
     row("GET", PAGE + "/organize",                       303, 403, 403, 200, 403, 200,

@@ -6,12 +6,12 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from starlette.status import HTTP_202_ACCEPTED
+from starlette.status import HTTP_202_ACCEPTED, HTTP_204_NO_CONTENT
 
 from app.services.code import baselines as code_baselines
 from app.services.competitions import catalog
 from app.services.errors import InvalidInput
-from app.services.submissions import changes, idempotency, intake, results
+from app.services.submissions import changes, deletion, idempotency, intake, results
 from app.services.submissions.limits import MAX_METHOD_DESCRIPTION, MAX_METHOD_NAME, too_large
 from app.web.deps import CurrentUser, PhaseRef, RowId, SessionDep, StateDep
 from app.web.schemas.common import ErrorOut, retry_after_header
@@ -170,6 +170,19 @@ def rescore_phase(competition: str, task: str, phase: str, session: SessionDep, 
 def get_submission(submission_id: RowId, session: SessionDep, user: CurrentUser) -> SubmissionOut:
     """One submission: its status, and its metrics and breakdown once scored and visible."""
     return SubmissionOut.of(results.show(session, user, submission_id))
+
+
+@router.delete(
+    "/submissions/{submission_id}",
+    status_code=HTTP_204_NO_CONTENT,
+    response_class=Response,
+    responses={403: {"model": ErrorOut}, 404: {"model": ErrorOut}, 409: {"model": ErrorOut}},
+)
+def delete_submission(submission_id: RowId, session: SessionDep, user: CurrentUser) -> Response:
+    """Delete one of your team's submissions, once it is scored or failed: 409 ``on_final_ranking`` for one a
+    revealed board's final ranking shows (kept for the record), 403 for another team's."""
+    deletion.delete_submission(session, user, submission_id)
+    return Response(status_code=HTTP_204_NO_CONTENT)
 
 
 @router.post("/submissions/{submission_id}/rescore", response_model=SubmissionOut, status_code=HTTP_202_ACCEPTED)

@@ -1,0 +1,67 @@
+"""A team deleting one of its own submissions.
+
+Only a member of the submission's team deletes it (an organizer, who sees every submission, is refused; anyone
+else is told there is no such submission, as ``results.get_submission`` answers). Refused too:
+
+- a baseline run (the organizers' own, not a team's);
+- a submission still waiting or being scored or run: its job would find its row gone (delete it once it ends);
+- a submission the final ranking of a revealed board shows (the phase's ``revealed_at`` is set and the main
+  board's entry for its team is this submission): that ranking is kept for the record.
+
+Its scores, code run and logs go with it (``ON DELETE CASCADE``); its board recomputes, since the phase's
+fingerprint counts its submissions (``boards.staleness``); its bytes no longer count against the storage quotas.
+The file's contents stay in the blob store until nothing refers to them (``app.storage.collect``).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import delete
+from sqlalchemy.orm import Session
+
+from app.services.accounts.access import require_user
+from app.services.accounts.teams import team_of
+from app.services.boards.snapshot import compute_snapshot
+from app.services.errors import Conflict, Forbidden
+from app.services.submissions.quota import lock_entry
+from app.services.submissions.results import context_of, get_submission
+from app.storage.models import Submission, SubmissionStatus, User
+
+#: The statuses in which a submission's job is over: nothing will write to it again unless rescored.
+ENDED = (SubmissionStatus.SCORED, SubmissionStatus.FAILED)
+
+
+def on_final_ranking(session: Session, submission: Submission) -> bool:
+    """Whether a revealed board's final ranking shows the submission (its team's counting entry)."""
+    phase = context_of(session, submission)[0]
+    if phase.revealed_at is None:
+        return False
+    snapshot = compute_snapshot(session, phase, "public", 0)
+    return snapshot.entry_for(submission.id) is not None
+
+
+def delete_submission(session: Session, user: User | None, submission_id: int) -> None:
+    """Delete the submission, if it is the user's team's and nothing keeps it (see the module)."""
+    user = require_user(user)
+    submission = get_submission(session, user, submission_id)
+    competition = context_of(session, submission)[2]
+    if submission.is_baseline:
+        raise Forbidden("a baseline run is the organizers'; no team deletes it")
+    team = team_of(session, user, competition.id)
+    if team is None or submission.team_id != team.id:
+        raise Forbidden("only the team that sent a submission may delete it")
+    lock_entry(session, submission.phase_id, team.id)  # no mark or upload of the team's interleaves
+    session.refresh(submission)
+    if submission.status not in ENDED:
+        raise Conflict(
+            f"submission {submission.id} is {submission.status.value.replace('_', ' ')}: delete it once it is "
+            "scored or failed",
+            code="submission_busy",
+        )
+    if on_final_ranking(session, submission):
+        raise Conflict(
+            f"submission {submission.id} is on the final ranking of a revealed board, which is kept for the record: "
+            "it cannot be deleted",
+            code="on_final_ranking",
+        )
+    session.execute(delete(Submission).where(Submission.id == submission.id))
+    session.expunge(submission)
