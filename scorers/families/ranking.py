@@ -17,7 +17,9 @@ let pytrec_eval, which embeds trec_eval, do the ranking, and add three things ar
 
 from __future__ import annotations
 
+import functools
 import heapq
+import itertools
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -57,18 +59,16 @@ def prune(candidates: Mapping[str, float], keep: int) -> dict[str, float]:
         _pruned += 1
         # The same cut as _reachable's: C floats (array's "f" is the C cast numpy's astype makes, an overflow
         # included), the keep-th largest of them the boundary, every candidate at or above it kept.
-        values = [float(score) for score in candidates.values()]
+        values = list(map(float, candidates.values()))
         single = array("f", values).tolist()
         boundary = heapq.nlargest(keep, single)[-1]
-        return {
-            name: value for name, value, rounded in zip(candidates, values, single, strict=True) if rounded >= boundary
-        }
+        return dict(itertools.compress(zip(candidates, values, strict=True), map(boundary.__le__, single)))
     import numpy as np
 
     scores = np.fromiter(candidates.values(), dtype=np.float64, count=len(candidates))
     chosen = _reachable(scores, keep)
     names = list(candidates)
-    return dict(zip([names[i] for i in chosen], scores[chosen].tolist(), strict=True))
+    return dict(zip(map(names.__getitem__, chosen.tolist()), scores[chosen].tolist(), strict=True))
 
 
 def top_ranked(docnos: Sequence[str], scores: np.ndarray[Any, Any], keep: int) -> list[int]:
@@ -155,10 +155,17 @@ def _rename(judged: Mapping[str, int], kept: Mapping[str, float]) -> tuple[dict[
     trec_eval's ``strcmp`` sees. Judged documents outside ``kept`` are never ranked, so any distinct
     id will do for them.
     """
-    width = len(str(len(kept)))
-    new_id = {doc: f"d{i:0{width}d}" for i, doc in enumerate(sorted(kept))}
+    new_id = dict(zip(sorted(kept), _ids(len(kept)), strict=True))
     safe_judged = {new_id.get(doc, f"j{i}"): rel for i, (doc, rel) in enumerate(judged.items())}
-    return safe_judged, {new_id[doc]: float(score) for doc, score in kept.items()}
+    return safe_judged, dict(zip(map(new_id.__getitem__, kept), map(float, kept.values()), strict=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _ids(count: int) -> tuple[str, ...]:
+    """``d0`` ... as ``_rename`` numbers ``count`` documents, zero-padded to one width (most lists are cut to the
+    same few lengths, so each is written once)."""
+    width = len(str(count))
+    return tuple(f"d{i:0{width}d}" for i in range(count))
 
 
 def _trec_eval(
