@@ -1,4 +1,5 @@
-"""Organizers adjusting a phase after it is online: its window, limits, visibility and description.
+"""Organizers adjusting a phase after it is online: its window, limits, visibility, description, and
+the freeze and final submissions of a phase with a private split (``frozen_at``, ``final_submissions``).
 
 ``edit_phase`` is the one way, used by ``PATCH /api/v1/.../phases/{p}`` and the phase's edit form.
 A change is checked with the bundle's own rules (``bundles.checks``: UTC times to the minute, whole
@@ -24,7 +25,16 @@ from app.storage.models import Phase, PhaseChange, User
 from app.storage.types import utcnow
 
 #: The settings an organizer may change, in the order the log and the form show them.
-EDITABLE = ("starts_at", "ends_at", "daily_limit", "total_limit", "visibility", "description")
+EDITABLE = (
+    "starts_at",
+    "ends_at",
+    "daily_limit",
+    "total_limit",
+    "visibility",
+    "description",
+    "frozen_at",
+    "final_submissions",
+)
 #: Descriptions are Markdown shown on every page of the phase; this keeps one from filling the database.
 MAX_DESCRIPTION = 100_000
 
@@ -46,12 +56,15 @@ def _read(phase: Phase, changes: Mapping[str, Any]) -> dict[str, Any]:
         if key not in EDITABLE:
             checker.add(key, f"cannot be changed here; the settings that can are {', '.join(EDITABLE)}")
     wanted: dict[str, Any] = {}
-    for key in ("starts_at", "ends_at"):
+    for key in ("starts_at", "ends_at", "frozen_at"):
         if key in changes:
             wanted[key] = checker.time(changes, key, "")
-    for key in ("daily_limit", "total_limit"):
+    for key in ("daily_limit", "total_limit", "final_submissions"):
         if key in changes:
             wanted[key] = checker.positive(changes, key, "")
+    if wanted.get("final_submissions") is not None and phase.private_share is None:
+        # As at import (``bundles.split_keys``): final submissions rank a private board.
+        checker.add("final_submissions", "final submissions rank a private board: this phase has no private_share")
     if "visibility" in changes:
         if changes["visibility"] is None:
             checker.add("visibility", f"expected one of {', '.join(VISIBILITY)}; found nothing (null)")

@@ -135,6 +135,8 @@ def _form_values(phase_row: Phase) -> dict[str, str]:
         "total_limit": "" if phase_row.total_limit is None else str(phase_row.total_limit),
         "visibility": str(phase_row.visibility),
         "description": phase_row.description,
+        "frozen_at": _local(phase_row.frozen_at),
+        "final_submissions": "" if phase_row.final_submissions is None else str(phase_row.final_submissions),
     }
 
 
@@ -144,9 +146,9 @@ def _from_form(form: dict[str, str]) -> dict[str, Any]:
     is passed on as text for the service to refuse with its message."""
     values: dict[str, Any] = {}
     for key, text in form.items():
-        if key in ("starts_at", "ends_at"):
+        if key in ("starts_at", "ends_at", "frozen_at"):
             values[key] = f"{text.strip()}Z" if text.strip() else None
-        elif key in ("daily_limit", "total_limit"):
+        elif key in ("daily_limit", "total_limit", "final_submissions"):
             text = text.strip()
             values[key] = None if not text else int(text) if text.isascii() and text.isdigit() else text
         else:
@@ -166,6 +168,8 @@ def edit_phase(
     total_limit: ShortText = "",
     visibility: ShortText = "",
     description: Description = "",
+    frozen_at: ShortText = "",
+    final_submissions: ShortText = "",
 ) -> Response:
     """The edit form: the same rules and the same log as ``PATCH /api/v1/.../phases/{phase}``."""
     phase_row = catalog.get_phase(session, *ref)
@@ -177,6 +181,8 @@ def edit_phase(
         "visibility": visibility,
         # Browsers send a textarea's line breaks as CRLF; compared as sent, every save would change it.
         "description": description.replace("\r\n", "\n"),
+        "frozen_at": frozen_at,
+        "final_submissions": final_submissions,
     }
     # Only the fields changed from what the form showed go to the service, so a field left alone keeps
     # its stored value exactly (a time the form shows to the minute is not rounded by saving).

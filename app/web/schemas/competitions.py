@@ -297,6 +297,16 @@ class PhaseEdit(BaseModel):
         json_schema_extra={"enum": [*(v.value for v in Visibility), None]},
     )
     description: Description | None = Field(None, description="Markdown")
+    frozen_at: ShortText | None = Field(
+        None,
+        description="UTC to the minute: after it the public board stops changing until the reveal; null: never",
+        json_schema_extra=_UTC_MINUTE,
+    )
+    final_submissions: int | None = Field(
+        None,
+        description="a phase with a private split: each team marks up to this many final submissions; null: none",
+        json_schema_extra=_AT_LEAST_ONE,
+    )
 
     def changes(self) -> dict[str, Any]:
         """The fields the request named, with their values (``null`` included)."""

@@ -208,3 +208,57 @@ def test_the_form_leaves_alone_what_was_not_changed(db: Database, client: TestCl
     with db.session() as session:
         assert session.scalar(select(Phase.starts_at)) == utc("2026-01-01T08:30:45Z")
         assert session.scalar(select(Phase.description)) == long_description
+
+
+def test_the_freeze_and_final_submissions_are_edited_like_the_other_settings(db: Database, client: TestClient) -> None:
+    setup(db, phase_spec(private_share=0.5))
+    olga, ada = auth(db, "olga"), auth(db, "ada")
+    past = (utcnow() - timedelta(days=1)).strftime("%Y-%m-%dT%H:%MZ")
+    answer = client.patch(PHASE, headers=olga, json={"frozen_at": past, "final_submissions": 2})
+    assert answer.status_code == 200, answer.text
+    assert (answer.json()["frozen_at"][:16], answer.json()["final_submissions"]) == (past[:16], 2)
+    assert {c[:3] for c in changes(client, olga)} == {("frozen_at", None, past), ("final_submissions", None, "2")}
+    # Frozen since yesterday: a new submission is scored but stays off the public board until the freeze is lifted.
+    assert upload(client, ada, HALF).status_code == 202
+    wait(client)
+    assert entries(client) == [] and entries(client, olga) == [(1, "ada", 0.5)]
+    assert client.get(f"{PHASE}/leaderboard").json()["final_submissions"] == 2
+    assert client.patch(PHASE, headers=olga, json={"frozen_at": None}).status_code == 200
+    assert entries(client) == [(1, "ada", 0.5)], "the cached board follows the edit at once"
+    zero = client.patch(PHASE, headers=olga, json={"final_submissions": 0})
+    assert zero.status_code == 422 and [p["where"] for p in zero.json()["problems"]] == ["final_submissions"]
+
+
+def test_final_submissions_are_refused_on_a_phase_without_a_private_split(db: Database, client: TestClient) -> None:
+    setup(db)
+    olga = auth(db, "olga")
+    answer = client.patch(PHASE, headers=olga, json={"final_submissions": 2})
+    assert answer.status_code == 422
+    (problem,) = answer.json()["problems"]
+    assert problem["where"] == "final_submissions" and "private_share" in problem["message"]
+    login(client, "olga")
+    page = client.get(f"{BOARD}/organize")
+    assert 'name="frozen_at"' in page.text and 'name="final_submissions"' not in page.text
+
+
+def test_the_edit_form_sets_the_freeze_and_final_submissions(db: Database, client: TestClient) -> None:
+    setup(db, phase_spec(private_share=0.5))
+    login(client, "olga")
+    page = client.get(f"{BOARD}/organize")
+    form = {
+        "csrf_token": token(page),
+        "starts_at": "",
+        "ends_at": "",
+        "daily_limit": "",
+        "total_limit": "",
+        "visibility": "public",
+        "description": "",
+        "frozen_at": "2031-06-30T12:00",
+        "final_submissions": "3",
+    }
+    saved = client.post(f"{BOARD}/organize/phase", data=form)
+    assert "Phase saved; changed: frozen_at, final_submissions." in text(saved)
+    phase = client.get("/api/v1/competitions/comp/tasks/labels/phases/dev").json()
+    assert (phase["frozen_at"][:16], phase["final_submissions"]) == ("2031-06-30T12:00", 3)
+    bad = client.post(f"{BOARD}/organize/phase", data={**form, "final_submissions": "two"})
+    assert bad.status_code == 422 and "final_submissions : expected a whole number of at least 1" in text(bad)
