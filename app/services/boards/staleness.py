@@ -102,8 +102,14 @@ def fingerprint(session: Session, phase_id: int) -> tuple[Any, ...]:
         .where(Submission.phase_id == phase_id)
     )
     phase = session.execute(
-        select(Phase.revealed_at, Phase.visibility, Phase.selection, Phase.frozen_at, Phase.final_submissions).where(
-            Phase.id == phase_id
-        )
+        select(
+            Phase.revealed_at,
+            Phase.visibility,
+            Phase.selection,
+            Phase.frozen_at,
+            Phase.final_submissions,
+            Phase.board,
+            Phase.boards,
+        ).where(Phase.id == phase_id)
     ).one_or_none()
     return (*submissions, newest_score, *(phase or ()))

@@ -1,5 +1,6 @@
-"""Organizers adjusting a phase after it is online: its window, limits, visibility, description, and
-the freeze and final submissions of a phase with a private split (``frozen_at``, ``final_submissions``).
+"""Organizers adjusting a phase after it is online: its window, limits, visibility, description, the
+freeze and final submissions of a phase with a private split (``frozen_at``, ``final_submissions``), and its
+boards (``board``: plain or ladder; ``boards``: the further boards, checked as the bundle's).
 
 ``edit_phase`` is the one way, used by ``PATCH /api/v1/.../phases/{p}`` and the phase's edit form.
 A change is checked with the bundle's own rules (``bundles.checks``: UTC times to the minute, whole
@@ -10,6 +11,7 @@ value before and after.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -18,11 +20,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from app.services.accounts.access import require_organizer
+from app.services.bundles.board_keys import read_boards
 from app.services.bundles.checks import KeyPathChecker
-from app.services.bundles.loader import VISIBILITY
+from app.services.bundles.loader import BOARDS, VISIBILITY
 from app.services.errors import InvalidInput
 from app.storage.models import Phase, PhaseChange, User
 from app.storage.types import utcnow
+from scorers import Scorer, scorer_class
 
 #: The settings an organizer may change, in the order the log and the form show them.
 EDITABLE = (
@@ -34,6 +38,8 @@ EDITABLE = (
     "description",
     "frozen_at",
     "final_submissions",
+    "board",
+    "boards",
 )
 #: Descriptions are Markdown shown on every page of the phase; this keeps one from filling the database.
 MAX_DESCRIPTION = 100_000
@@ -43,6 +49,8 @@ def _as_text(value: object) -> str | None:
     """A setting's value as the log keeps it: times to the minute in UTC, numbers and words as written."""
     if value is None:
         return None
+    if isinstance(value, list):
+        return json.dumps(value, sort_keys=True)
     if isinstance(value, datetime):
         return value.strftime("%Y-%m-%dT%H:%MZ")
     return str(value)
@@ -73,6 +81,8 @@ def _read(phase: Phase, changes: Mapping[str, Any]) -> dict[str, Any]:
         wanted["description"] = checker.text(changes, "description", "", optional=True)
         if len(wanted["description"]) > MAX_DESCRIPTION:
             checker.add("description", f"is longer than {MAX_DESCRIPTION} characters")
+    if "board" in changes or "boards" in changes:
+        _read_boards(phase, changes, checker, wanted)
     starts_at = wanted.get("starts_at", phase.starts_at)
     ends_at = wanted.get("ends_at", phase.ends_at)
     if starts_at is not None and ends_at is not None and ends_at <= starts_at:
@@ -82,6 +92,22 @@ def _read(phase: Phase, changes: Mapping[str, Any]) -> dict[str, Any]:
             "the phase was not changed", [{"where": key, "message": message} for key, message in checker.problems]
         )
     return wanted
+
+
+def _scorer(phase: Phase) -> Scorer[Any, Any, Any]:
+    cls = scorer_class(phase.task.scorer)
+    return cls(cls.resolve_options(phase.task.scorer_options or {}))
+
+
+def _read_boards(phase: Phase, changes: Mapping[str, Any], checker: KeyPathChecker, wanted: dict[str, Any]) -> None:
+    """``board`` and ``boards`` as the bundle's rules read them (``bundles.loader``, ``bundles.board_keys``)."""
+    scorer = _scorer(phase)
+    if "board" in changes:
+        wanted["board"] = checker.choice(changes, "board", "", BOARDS)
+        if wanted["board"] == "ladder" and scorer.raw_submission:
+            checker.add("board", f"{scorer.name} scores a submission as a whole: no units to compare on")
+    if "boards" in changes:
+        wanted["boards"] = [b.to_dict() for b in read_boards(checker, dict(changes), "", scorer)] or None
 
 
 def edit_phase(

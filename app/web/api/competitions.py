@@ -139,8 +139,9 @@ _ORGANIZER_ERRORS: dict[int | str, dict[str, Any]] = {
 def edit_phase(
     competition: str, task: str, phase: str, edit: PhaseEdit, session: SessionDep, state: StateDep, user: CurrentUser
 ) -> PhaseOut:
-    """Change the phase's window, limits, visibility, description, board freeze (`frozen_at`) or final
-    submissions (`final_submissions`, a phase with a private split) (its organizers). Send only what
+    """Change the phase's window, limits, visibility, description, board freeze (`frozen_at`), final
+    submissions (`final_submissions`, a phase with a private split), `board` or further `boards` (as the
+    bundle's keys) (its organizers). Send only what
     changes; `null` unsets a time or a limit (`"ends_at": null` keeps the phase open for good). The
     whole change is refused, every bad field named, or made and logged setting by setting."""
     phase_row = catalog.get_phase(session, competition, task, phase)

@@ -137,6 +137,7 @@ def _form_values(phase_row: Phase) -> dict[str, str]:
         "description": phase_row.description,
         "frozen_at": _local(phase_row.frozen_at),
         "final_submissions": "" if phase_row.final_submissions is None else str(phase_row.final_submissions),
+        "board": phase_row.board,
     }
 
 
@@ -170,6 +171,7 @@ def edit_phase(
     description: Description = "",
     frozen_at: ShortText = "",
     final_submissions: ShortText = "",
+    board: ShortText = "",
 ) -> Response:
     """The edit form: the same rules and the same log as ``PATCH /api/v1/.../phases/{phase}``."""
     phase_row = catalog.get_phase(session, *ref)
@@ -183,6 +185,7 @@ def edit_phase(
         "description": description.replace("\r\n", "\n"),
         "frozen_at": frozen_at,
         "final_submissions": final_submissions,
+        "board": board or phase_row.board,
     }
     # Only the fields changed from what the form showed go to the service, so a field left alone keeps
     # its stored value exactly (a time the form shows to the minute is not rounded by saving).

@@ -307,6 +307,16 @@ class PhaseEdit(BaseModel):
         description="a phase with a private split: each team marks up to this many final submissions; null: none",
         json_schema_extra=_AT_LEAST_ONE,
     )
+    board: ShortText | None = Field(
+        None,
+        description="plain, or ladder (a team's shown score moves only past the paired standard error); null: plain",
+        json_schema_extra={"enum": ["plain", "ladder", None]},
+    )
+    boards: list[dict[str, Any]] | None = Field(
+        None,
+        description="the further boards, as the bundle's boards key (name, title, metrics, slice, ranking, by); "
+        "null or []: none",
+    )
 
     def changes(self) -> dict[str, Any]:
         """The fields the request named, with their values (``null`` included)."""

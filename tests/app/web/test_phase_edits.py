@@ -221,10 +221,11 @@ def test_the_freeze_and_final_submissions_are_edited_like_the_other_settings(db:
     # Frozen since yesterday: a new submission is scored but stays off the public board until the freeze is lifted.
     assert upload(client, ada, HALF).status_code == 202
     wait(client)
-    assert entries(client) == [] and entries(client, olga) == [(1, "ada", 0.5)]
+    # (Its score is on the public units, which the phase's own secret picks: only who is ranked is compared.)
+    assert entries(client) == [] and [e[:2] for e in entries(client, olga)] == [(1, "ada")]
     assert client.get(f"{PHASE}/leaderboard").json()["final_submissions"] == 2
     assert client.patch(PHASE, headers=olga, json={"frozen_at": None}).status_code == 200
-    assert entries(client) == [(1, "ada", 0.5)], "the cached board follows the edit at once"
+    assert [e[:2] for e in entries(client)] == [(1, "ada")], "the cached board follows the edit at once"
     zero = client.patch(PHASE, headers=olga, json={"final_submissions": 0})
     assert zero.status_code == 422 and [p["where"] for p in zero.json()["problems"]] == ["final_submissions"]
 
@@ -262,3 +263,48 @@ def test_the_edit_form_sets_the_freeze_and_final_submissions(db: Database, clien
     assert (phase["frozen_at"][:16], phase["final_submissions"]) == ("2031-06-30T12:00", 3)
     bad = client.post(f"{BOARD}/organize/phase", data={**form, "final_submissions": "two"})
     assert bad.status_code == 422 and "final_submissions : expected a whole number of at least 1" in text(bad)
+
+
+def test_the_boards_of_a_phase_are_edited_by_the_bundles_rules(db: Database, client: TestClient) -> None:
+    setup(db)
+    olga, ada = auth(db, "olga"), auth(db, "ada")
+    assert upload(client, ada, HALF).status_code == 202
+    wait(client)
+    assert client.get(f"{PHASE}/leaderboard").json()["board"] == "plain"  # now cached
+    assert client.get(f"{BOARD}/boards/acc.json").status_code == 404
+    further = [{"name": "acc", "title": "By accuracy", "metrics": ["accuracy"]}]
+    answer = client.patch(PHASE, headers=olga, json={"board": "ladder", "boards": further})
+    assert answer.status_code == 200, answer.text
+    assert client.get(f"{PHASE}/leaderboard").json()["board"] == "ladder", "the cached board follows at once"
+    shown = client.get(f"{BOARD}/boards/acc.json")
+    assert shown.status_code == 200 and [e["team"] for e in shown.json()["entries"]] == ["ada"]
+    logged = {c[0]: c[1:3] for c in changes(client, olga)}
+    assert logged["board"] == ("plain", "ladder")
+    assert logged["boards"][0] is None and '"name": "acc"' in (logged["boards"][1] or "")
+
+    bad = client.patch(
+        PHASE, headers=olga, json={"board": "stairs", "boards": [{"name": "x", "metrics": ["no-such-metric"]}]}
+    )
+    assert bad.status_code == 422
+    wheres = [p["where"] for p in bad.json()["problems"]]
+    assert "board" in wheres and any(w.startswith("boards") for w in wheres), wheres
+    assert client.get(f"{PHASE}/leaderboard").json()["board"] == "ladder", "a refused edit changes nothing"
+
+    assert client.patch(PHASE, headers=olga, json={"boards": None, "board": None}).status_code == 200
+    assert client.get(f"{BOARD}/boards/acc.json").status_code == 404
+    assert client.get(f"{PHASE}/leaderboard").json()["board"] == "plain"
+
+    login(client, "olga")
+    page = client.get(f"{BOARD}/organize")
+    form = {"csrf_token": token(page), "visibility": "public", "board": "ladder"}
+    saved = client.post(f"{BOARD}/organize/phase", data={**_shown_form(page.text), **form})
+    assert "Phase saved; changed: board." in text(saved)
+    assert client.get(f"{PHASE}/leaderboard").json()["board"] == "ladder"
+
+
+def _shown_form(page: str) -> dict[str, str]:
+    """The settings form's text fields as the page shows them."""
+    import re
+
+    fields = re.findall(r'<input type="(?:text|datetime-local)"[^>]* name="(\w+)" value="([^"]*)"', page)
+    return dict(fields)
