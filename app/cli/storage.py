@@ -3,6 +3,9 @@
 ``podium storage migrate --to disk|s3|db`` moves every blob into one store, each copy read back and
 checked against its sha256 before its row points at it, so it may run while the server serves and may
 be stopped and run again: it resumes where it stopped (``app.storage.blob_migration``).
+
+``podium storage collect`` removes the files nothing refers to any more, safely while uploads of the same
+contents go on (``app.storage.collect``); the sweeper of every process does the same once an hour.
 """
 
 from __future__ import annotations
@@ -59,3 +62,24 @@ def migrate_command(
         except LookupError as exc:
             fail(f"a file is missing from its store: {exc}".replace("'", ""))
     typer.echo(f"moved {report.moved} files ({report.bytes} bytes) to the {target} store; none is left elsewhere")
+
+
+@storage_app.command("collect")
+def collect_command(
+    grace_seconds: Annotated[
+        int,
+        typer.Option(
+            "--grace-seconds", min=0, help="Leave files stored less than this many seconds ago (default 3600)."
+        ),
+    ] = 3600,
+) -> None:
+    """Remove the stored files nothing refers to any more (deleted submissions' files); safe while uploads run."""
+    from datetime import timedelta
+
+    from app.cli.admin import open_database
+    from app.storage.collect import collect
+
+    settings = settings_or_fail()
+    with open_database(settings) as database:
+        report = collect(database, grace=timedelta(seconds=grace_seconds))
+    typer.echo(f"removed {report.files} files ({report.bytes} bytes) that nothing refers to")

@@ -45,7 +45,8 @@ def hash_stream(source: BinaryIO) -> tuple[str, int]:
 
 
 class BlobStore(ABC):
-    """Contents filed by sha256. ``save`` is idempotent; ``open`` raises ``LookupError`` for contents it lacks."""
+    """Contents filed by sha256. ``save`` and ``delete`` are idempotent; ``open`` raises ``LookupError`` for
+    contents it lacks."""
 
     name: ClassVar[StoreName]
 
@@ -57,6 +58,11 @@ class BlobStore(ABC):
     @abstractmethod
     def open(self, session: Session, digest: str) -> BinaryIO:
         """A stream of the contents filed under ``digest``; the caller closes it."""
+
+    @abstractmethod
+    def delete(self, session: Session, digest: str) -> None:
+        """Remove the contents filed under ``digest`` (nothing if there are none); ``app.storage.collect`` calls
+        it once no row names them."""
 
     def local_path(self, digest: str) -> Path | None:
         """A file on this machine that holds the contents, where the store keeps them as one."""

@@ -110,7 +110,9 @@ def put_content(session: Session, content: Content) -> Blob:
     """The blob holding ``content``: the existing row for that sha256, or a new one (flushed) whose
     contents the process's store keeps."""
     digest = content.sha256
-    existing = session.scalar(select(Blob).where(Blob.sha256 == digest))
+    # FOR KEY SHARE: the collector (``app.storage.collect``) cannot delete the row until the caller's rows that
+    # refer to it are committed; a row it deleted meanwhile is not found, and the contents are stored again.
+    existing = session.scalar(select(Blob).where(Blob.sha256 == digest).with_for_update(read=True, key_share=True))
     if existing is not None:
         return existing
     store = stores_of(session).writer

@@ -78,6 +78,9 @@ class S3Store(BlobStore):
             return
         self.client.upload_fileobj(source, self.bucket, self.key(digest), Config=_TRANSFER)
 
+    def delete(self, session: Session, digest: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=self.key(digest))  # S3 answers 204 for a missing key
+
     def open(self, session: Session, digest: str) -> BinaryIO:
         try:
             answer = self.client.get_object(Bucket=self.bucket, Key=self.key(digest))

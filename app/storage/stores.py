@@ -62,6 +62,9 @@ class DatabaseStore(BlobStore):
             raise LookupError(f"the database holds no contents for {digest}")
         return BytesIO(bytes(data))
 
+    def delete(self, session: Session, digest: str) -> None:
+        pass  # the contents are the row's: they go with it
+
 
 class DiskStore(BlobStore):
     """Contents in a folder, one file per sha256 under two levels of folders (``ab/cd/abcd...``), written
@@ -101,6 +104,9 @@ class DiskStore(BlobStore):
             return self.path(digest).open("rb")
         except FileNotFoundError:
             raise LookupError(f"{self.root} holds no file for {digest}") from None
+
+    def delete(self, session: Session, digest: str) -> None:
+        self.path(digest).unlink(missing_ok=True)
 
     def local_path(self, digest: str) -> Path | None:
         path = self.path(digest)

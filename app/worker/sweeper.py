@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -28,6 +29,7 @@ from app.services.jobs import dispatch
 from app.services.jobs.kinds import JobKind
 from app.services.jobs.registry import KINDS
 from app.services.jobs.retry import describe
+from app.storage import collect
 from app.storage.db import Database
 from app.storage.types import utcnow
 from app.worker import broker_marker, stranded
@@ -37,6 +39,9 @@ log = logging.getLogger(__name__)
 #: Sends one job (the last argument: it is sent again, ahead of fresh ones); ``False`` when it could
 #: not be sent (the broker did not take it).
 Send = Callable[[JobKind, int, bool], bool]
+
+#: How often a sweeper removes the stored files nothing refers to (``app.storage.collect``), in seconds.
+COLLECT_EVERY = 3600.0
 
 
 class Sweeper:
@@ -65,6 +70,7 @@ class Sweeper:
         self.every = every if every is not None else settings.sweep_seconds
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._collected_at = time.monotonic()
 
     def sweep(self, *, requeue_after: timedelta | None = None) -> dict[str, list[int]]:
         """One sweep; returns the ids sent per kind of job (a kind with nothing to send is left out).
@@ -98,6 +104,16 @@ class Sweeper:
             if died:
                 self._forget([d.tag for d in deliveries if d.job == kind.name and d.row_id in died])
         return sent
+
+    def collect_if_due(self, *, every: float = COLLECT_EVERY) -> collect.Collected | None:
+        """Remove the stored files nothing refers to, if ``every`` seconds passed since this sweeper last did."""
+        if time.monotonic() - self._collected_at < every:
+            return None
+        self._collected_at = time.monotonic()
+        removed = collect.collect(self.db)
+        if removed.files:
+            log.info("removed %d stored files (%d bytes) that nothing refers to", removed.files, removed.bytes)
+        return removed
 
     def _stranded(self) -> list[stranded.Delivery]:
         """The messages a worker took more than a lease ago without acknowledging them (none when the
@@ -167,6 +183,7 @@ class Sweeper:
         while True:
             try:
                 self.sweep()
+                self.collect_if_due()
             except SQLAlchemyError as exc:  # the database is down: the next sweep tries again
                 log.warning("the sweeper could not reach the database: %s", describe(exc))
             except Exception:  # the sweeper must outlive any one bad sweep
