@@ -28,7 +28,7 @@ def _application() -> typer.Typer:
     """The ``podium`` command as a Typer application, every command registered."""
     import typer
 
-    from app.cli import admin, client, demo, offline, queues, storage
+    from app.cli import admin, client, deletion, demo, offline, queues, storage
 
     built = typer.Typer(
         name="podium",
@@ -52,6 +52,7 @@ def _application() -> typer.Typer:
     built.add_typer(storage.storage_app, name="storage")
 
     built.command("submit")(client.submit_command)
+    built.command("delete-submission")(deletion.delete_submission_command)
     built.command("leaderboard")(client.leaderboard_command)
     built.command("final")(client.final_command)
     built.add_typer(client.baseline_app, name="baseline")
