@@ -20,6 +20,8 @@ from sqlalchemy.orm import Session
 
 from app.services.accounts.access import require_organizer
 from app.services.competitions.catalog import get_competition
+from app.services.submissions import storage_quota
+from app.services.submissions.limits import Limits
 from app.storage.models import Blob, CodeRun, Phase, PhaseFile, Submission, Task, TaskFile, Team, User
 
 
@@ -49,6 +51,11 @@ class Usage:
     competition_files: Amount
     teams: list[Holder]
     users: list[Holder]
+    #: The storage quotas in force (``services.submissions.storage_quota``; None: no limit), and what the
+    #: competition's quota counts (every team's submissions, baselines excepted).
+    quota_bytes: int | None = None
+    team_quota_bytes: int | None = None
+    quota_used_bytes: int = 0
 
 
 def _amount(session: Session, blob_ids: list[Any]) -> Amount:
@@ -59,8 +66,9 @@ def _amount(session: Session, blob_ids: list[Any]) -> Amount:
     return Amount(int(row[0]), int(row[1]))
 
 
-def competition_usage(session: Session, user: User | None, slug: str) -> Usage:
-    """The competition's usage; its organizers and site admins only."""
+def competition_usage(session: Session, user: User | None, slug: str, limits: Limits | None = None) -> Usage:
+    """The competition's usage, with its quotas (the operator's defaults from ``limits``); its organizers and
+    site admins only."""
     competition = get_competition(session, slug)
     require_organizer(session, user, competition)
     tasks = select(Task.id).where(Task.competition_id == competition.id)
@@ -90,7 +98,11 @@ def competition_usage(session: Session, user: User | None, slug: str) -> Usage:
         ).all()
         return [Holder(str(n), int(files), int(size)) for n, files, size in rows]
 
+    quotas = storage_quota.quotas(competition, limits)
     return Usage(
+        quota_bytes=quotas.competition,
+        team_quota_bytes=quotas.team,
+        quota_used_bytes=storage_quota.used(session, competition.id, None),
         competition=competition.slug,
         uploaded=Amount(int(uploaded[0]), int(uploaded[1])),
         stored=_amount(session, own + sent),

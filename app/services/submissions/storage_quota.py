@@ -32,11 +32,11 @@ class Quotas:
     team: int | None
 
 
-def quotas(competition: Competition, limits: Limits) -> Quotas:
-    """The quotas in force for the competition (None: no limit)."""
+def quotas(competition: Competition, limits: Limits | None) -> Quotas:
+    """The quotas in force for the competition (None: no limit); without ``limits``, no operator's default."""
     return Quotas(
-        competition.storage_quota_bytes or limits.storage_quota_bytes or None,
-        competition.team_storage_quota_bytes or limits.team_storage_quota_bytes or None,
+        competition.storage_quota_bytes or (limits.storage_quota_bytes if limits else 0) or None,
+        competition.team_storage_quota_bytes or (limits.team_storage_quota_bytes if limits else 0) or None,
     )
 
 
@@ -49,7 +49,8 @@ def lock(session: Session, competition: Competition, team_id: int, limits: Limit
         session.execute(select(Team.id).where(Team.id == team_id).with_for_update(key_share=True))
 
 
-def _used(session: Session, competition_id: int, team_id: int | None) -> int:
+def used(session: Session, competition_id: int, team_id: int | None) -> int:
+    """The bytes the quotas count: the team's submissions, or (``team_id`` None) every team's."""
     phases = select(Phase.id).join(Task, Task.id == Phase.task_id).where(Task.competition_id == competition_id)
     query = select(func.coalesce(func.sum(Submission.size), 0)).where(
         Submission.phase_id.in_(phases), Submission.is_baseline.is_(False)
@@ -67,15 +68,15 @@ def check(session: Session, competition: Competition, team_id: int | None, size:
     for name, limit, team in checks:
         if limit is None or (name == "team" and team is None):
             continue
-        used = _used(session, competition.id, team)
-        if used + size > limit:
+        taken = used(session, competition.id, team)
+        if taken + size > limit:
             whose = "your team's submissions" if name == "team" else "the submissions of every team"
             raise StorageQuotaExceeded(
                 f"the file ({describe_size(size)}) does not fit the {name} storage quota of {competition.slug!r}: "
-                f"{whose} take {describe_size(used)} of {describe_size(limit)}; delete a submission you no longer "
+                f"{whose} take {describe_size(taken)} of {describe_size(limit)}; delete a submission you no longer "
                 "need to make room",
                 quota=name,
                 limit=limit,
-                used=used,
+                used=taken,
                 size=size,
             )

@@ -215,9 +215,10 @@ def list_participants(competition: str, session: SessionDep, user: CurrentUser) 
 
 
 @router.get("/{competition}/usage", response_model=UsageOut)
-def competition_usage(competition: str, session: SessionDep, user: CurrentUser) -> UsageOut:
-    """The files and bytes the competition stores, in all and per team and uploader (organizers and site admins)."""
-    return UsageOut.of(usage.competition_usage(session, user, competition))
+def competition_usage(competition: str, state: StateDep, session: SessionDep, user: CurrentUser) -> UsageOut:
+    """The files and bytes the competition stores, in all and per team and uploader, and its storage quotas
+    (organizers and site admins)."""
+    return UsageOut.of(usage.competition_usage(session, user, competition, state.limits))
 
 
 @router.post("/{competition}/participants/{name}/approve", response_model=ParticipationOut)

@@ -46,7 +46,7 @@ def organize_competition(competition: str, request: Request, session: SessionDep
     context = {
         "c": competition_row,
         "participants": participation.participant_views(session, viewer, competition_row),
-        "usage": usage.competition_usage(session, viewer, competition_row.slug),
+        "usage": usage.competition_usage(session, viewer, competition_row.slug, get_pages(request).state.limits),
     }
     return render(request, "organize_competition.html", context, viewer=viewer)
 

@@ -37,6 +37,11 @@ class UsageOut(BaseModel):
     )
     teams: list[HolderOut] = Field(description="each team's submissions, largest first")
     users: list[HolderOut] = Field(description="each uploader's submissions, largest first")
+    quota_bytes: int | None = Field(
+        description="most bytes every team's submissions may take together (null: no limit)"
+    )
+    team_quota_bytes: int | None = Field(description="most bytes each team's submissions may take (null: no limit)")
+    quota_used_bytes: int = Field(description="what the competition's quota counts: every team's submissions as sent")
 
     @classmethod
     def of(cls, usage: Usage) -> UsageOut:
@@ -47,4 +52,7 @@ class UsageOut(BaseModel):
             competition_files=AmountOut.of(usage.competition_files),
             teams=[HolderOut.of_holder(h) for h in usage.teams],
             users=[HolderOut.of_holder(h) for h in usage.users],
+            quota_bytes=usage.quota_bytes,
+            team_quota_bytes=usage.team_quota_bytes,
+            quota_used_bytes=usage.quota_used_bytes,
         )

@@ -22,6 +22,7 @@ from tests.app.builders import HALF, PERFECT, as_bytes
 from tests.app.labels_scorer import LabelScorer
 from tests.app.services.bundles.test_loader import keys_of, make_bundle, write_bundle
 from tests.app.web.test_api import PHASE, auth, setup
+from tests.app.web.test_pages import login
 
 
 def _counts(db: Database) -> tuple[int, int]:
@@ -90,6 +91,15 @@ def test_the_operators_competition_quota_admits_one_of_two_racing_teams(db: Data
     assert _counts(db)[0] == 1
     refused = _send(quota_client, ada, half).json()  # type: ignore[attr-defined]
     assert (refused["quota"], refused["used_bytes"]) == ("competition", len(half))
+    usage = quota_client.get("/api/v1/competitions/comp/usage", headers=auth(db, "olga")).json()
+    assert (usage["quota_bytes"], usage["team_quota_bytes"], usage["quota_used_bytes"]) == (
+        len(half) + len(half) // 2,
+        None,
+        len(half),
+    )
+    login(quota_client, "olga")
+    page = quota_client.get("/c/comp/organize").text
+    assert 'id="quotas"' in page and "no limit per team" in page
 
 
 def test_a_bundle_sets_the_quotas(db: Database, tmp_path: Path) -> None:
