@@ -312,8 +312,8 @@ TABLE: tuple[Row, ...] = (
     row("POST", C + "/queues",                           401, 403, 403, 403, 201, 201, send=json_body(name="lab")),
     row("GET", C + "/queues",                            401, 403, 403, 403, 200, 200),
     row("GET", C + "/queues/{name}",                     401, 403, 403, 403, 404, 404, path=C + "/queues/lab"),
-    row("POST", C + "/queues/{name}/credentials",        401, 403, 403, 403, 404, 404, path=C + "/queues/lab/credentials",
-        send=json_body(label="box")),
+    row("POST", C + "/queues/{name}/credentials",        401, 403, 403, 403, 404, 404,
+        path=C + "/queues/lab/credentials", send=json_body(label="box")),
     row("POST", C + "/queues/{name}/credentials/{credential_id}/revoke", 401, 403, 403, 403, 404, 404,
         path=C + "/queues/lab/credentials/1/revoke"),
     row("POST", C + "/queues/{name}/credentials/{credential_id}/rotate", 401, 403, 403, 403, 404, 404,
@@ -322,8 +322,10 @@ TABLE: tuple[Row, ...] = (
     row("POST", API + "/worker/claim",                   401, 401, 401, 401, 401, 401),
     row("POST", API + "/worker/runs/{run_id}/heartbeat", 401, 401, 401, 401, 401, 401,
         path=API + "/worker/runs/1/heartbeat", send=json_body(lease="1.1.0")),
-    row("POST", API + "/worker/runs/{run_id}/result",    401, 401, 401, 401, 401, 401, path=API + "/worker/runs/1/result"),
-    row("GET", API + "/worker/files/{token}",            403, 403, 403, 403, 403, 403, path=API + "/worker/files/forged"),
+    row("POST", API + "/worker/runs/{run_id}/result",    401, 401, 401, 401, 401, 401,
+        path=API + "/worker/runs/1/result"),
+    row("GET", API + "/worker/files/{token}",            403, 403, 403, 403, 403, 403,
+        path=API + "/worker/files/forged"),
     row("GET", API + "/health",                          200, 200, 200, 200, 200, 200),
 
     # -- pages -------------------------------------------------------------------------------------------
