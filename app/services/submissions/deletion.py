@@ -9,7 +9,9 @@ else is told there is no such submission, as ``results.get_submission`` answers)
   board's entry for its team is this submission): that ranking is kept for the record.
 
 Its scores, code run and logs go with it (``ON DELETE CASCADE``); its board recomputes, since the phase's
-fingerprint counts its submissions (``boards.staleness``); its bytes no longer count against the storage quotas.
+fingerprint counts its submissions (``boards.staleness``); its bytes no longer count against the storage quotas,
+but it still counts against the phase's daily and total limits (a ``DeletedSubmission`` keeps when it was sent):
+deleting must not give a team more tries at the test set.
 The file's contents stay in the blob store until nothing refers to them (``app.storage.collect``).
 """
 
@@ -24,7 +26,7 @@ from app.services.boards.snapshot import compute_snapshot
 from app.services.errors import Conflict, Forbidden
 from app.services.submissions.quota import lock_entry
 from app.services.submissions.results import context_of, get_submission
-from app.storage.models import Submission, SubmissionStatus, User
+from app.storage.models import DeletedSubmission, Submission, SubmissionStatus, User
 
 #: The statuses in which a submission's job is over: nothing will write to it again unless rescored.
 ENDED = (SubmissionStatus.SCORED, SubmissionStatus.FAILED)
@@ -62,6 +64,15 @@ def delete_submission(session: Session, user: User | None, submission_id: int) -
             f"submission {submission.id} is on the final ranking of a revealed board, which is kept for the record: "
             "it cannot be deleted",
             code="on_final_ranking",
+        )
+    if not submission.quota_refunded:  # it counted against the phase's limits, and keeps counting
+        session.add(
+            DeletedSubmission(
+                phase_id=submission.phase_id,
+                team_id=team.id,
+                submission_id=submission.id,
+                submitted_at=submission.created_at,
+            )
         )
     session.execute(delete(Submission).where(Submission.id == submission.id))
     session.expunge(submission)

@@ -1,6 +1,7 @@
 """Submission limits per team and phase: per UTC day and in total.
 
-A submission counts unless the platform failed it (``quota_refunded``) or it is a baseline run.
+A submission counts unless the platform failed it (``quota_refunded``) or it is a baseline run; one its team
+deleted still counts (``DeletedSubmission``).
 Counting and adding must not interleave between two uploads of one team, or both could take the
 last slot: ``lock_entry`` locks the team's ``PhaseEntry`` row (``SELECT ... FOR UPDATE`` on
 PostgreSQL; on SQLite the write transaction already holds the database's write lock, see
@@ -17,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.services.errors import QuotaExhausted
-from app.storage.models import Phase, PhaseEntry, Submission
+from app.storage.models import DeletedSubmission, Phase, PhaseEntry, Submission
 
 
 @dataclass(frozen=True)
@@ -60,8 +61,16 @@ def usage(session: Session, phase: Phase, team_id: int | None, now: datetime) ->
                 Submission.is_baseline.is_(False),
             )
         )
-        total = session.scalar(counted) or 0
-        daily = session.scalar(counted.where(Submission.created_at >= day_start)) or 0
+        # A submission its team deleted still counts (it was scored; deleting must not give more tries).
+        deleted = (
+            select(func.count())
+            .select_from(DeletedSubmission)
+            .where(DeletedSubmission.phase_id == phase.id, DeletedSubmission.team_id == team_id)
+        )
+        total = (session.scalar(counted) or 0) + (session.scalar(deleted) or 0)
+        daily = (session.scalar(counted.where(Submission.created_at >= day_start)) or 0) + (
+            session.scalar(deleted.where(DeletedSubmission.submitted_at >= day_start)) or 0
+        )
     return QuotaUsage(phase.daily_limit, daily, phase.total_limit, total, day_end)
 
 

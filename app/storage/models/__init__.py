@@ -27,7 +27,7 @@ from app.storage.models.competitions import (
 from app.storage.models.lease import LeasedRow
 from app.storage.models.operations import BrokerMarker, IdempotencyKey, JobCounter
 from app.storage.models.secrets import ServerSecret
-from app.storage.models.submissions import Blob, PhaseEntry, ProgramRun, Score, Submission
+from app.storage.models.submissions import Blob, DeletedSubmission, PhaseEntry, ProgramRun, Score, Submission
 from app.storage.models.workers import PhaseQueue, WorkerCredential, WorkerQueue
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "CodeRun",
     "Competition",
     "CompetitionOrganizer",
+    "DeletedSubmission",
     "IdempotencyKey",
     "JobCounter",
     "JobStatus",

@@ -53,6 +53,21 @@ class PhaseEntry(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class DeletedSubmission(Base):
+    """What stays of a submission its team deleted: when it was sent, so that it still counts against the phase's
+    daily and total limits (deleting must not give a team more tries at the hidden test set)."""
+
+    __tablename__ = "deleted_submissions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    phase_id: Mapped[int] = mapped_column(ForeignKey("phases.id", ondelete="CASCADE"), index=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
+    submission_id: Mapped[int] = mapped_column()
+    #: When the deleted submission was sent (its day is the day it counts in).
+    submitted_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    deleted_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class Submission(LeasedRow, Base):
     """An uploaded file and its way through scoring.
 

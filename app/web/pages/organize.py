@@ -4,7 +4,7 @@ hidden phase, one zip with everything, and hosted baseline runs (start, follow, 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any, Literal
 
@@ -29,6 +29,7 @@ from app.web import sessions
 from app.web.csrf import check_token, require_csrf
 from app.web.deps import PhaseRef, RowId, SessionDep, StateDep
 from app.web.pages import urls
+from app.web.pages.confirm import Confirmed, Question, confirm_first
 from app.web.pages.forms import BaselineName, Description, ShortText, UserName
 from app.web.pages.render import SECURITY_HEADERS, PageRoute, get_pages, redirect, render
 from app.web.sessions import LoggedIn
@@ -200,19 +201,6 @@ def edit_phase(
     return redirect(urls.phase_part(ref, "organize"))
 
 
-#: The form field that says an organizer confirmed an action that cannot be undone or costs much.
-Confirmed = ShortText
-
-
-@dataclass(frozen=True)
-class Question:
-    """What the page that asks before an action says; ``{title}`` in ``question`` names what it acts on."""
-
-    question: str
-    details: list[str]
-    button: str
-
-
 RESCORE_PHASE = Question(
     question="Score every submission of {title} again?",
     details=[
@@ -232,23 +220,6 @@ REVEAL = Question(
 )
 
 
-def _confirm_first(
-    request: Request, viewer: User, confirmed: str, asking: Question, *, back: str, title: str = ""
-) -> Response | None:
-    """``None`` once the form says ``confirmed=yes``; until then, the page that asks, whose form posts
-    the same action again with the confirmation (no script needed, so nothing happens on one click)."""
-    if confirmed == "yes":
-        return None
-    context = {
-        "question": asking.question.format(title=title),
-        "details": asking.details,
-        "button": asking.button,
-        "action": request.url.path,
-        "back": back,
-    }
-    return render(request, "confirm.html", context, viewer=viewer)
-
-
 def _phase_action(
     ref: tuple[str, str, str], request: Request, session: Session, viewer: User, confirmed: str, asking: Question
 ) -> tuple[Phase, Response | None]:
@@ -257,7 +228,7 @@ def _phase_action(
     phase_row = catalog.get_phase(session, *ref)
     require_organizer(session, viewer, phase_row.task.competition)
     back = urls.phase_part(ref, "organize")
-    return phase_row, _confirm_first(request, viewer, confirmed, asking, back=back, title=phase_row.title)
+    return phase_row, confirm_first(request, viewer, confirmed, asking, back=back, title=phase_row.title)
 
 
 @router.post(PHASE + "/organize/rescore", dependencies=CSRF)
@@ -351,7 +322,7 @@ def cancel_baseline(
         ],
         button="Yes, cancel the run",
     )
-    asked = _confirm_first(request, viewer, confirmed, asking, back=organize_page, title=f"{run_id} ({shown.title})")
+    asked = confirm_first(request, viewer, confirmed, asking, back=organize_page, title=f"{run_id} ({shown.title})")
     if asked is not None:
         return asked
     shown = views.describe_run(session, runs.request_cancel(session, viewer, run_id))

@@ -47,6 +47,18 @@ def test_a_team_deletes_its_own_submission_and_the_board_recomputes(db: Database
     assert client.delete(f"/api/v1/submissions/{perfect}", headers=ada).status_code == 404
 
 
+def test_a_deleted_submission_still_counts_against_the_phases_limits(db: Database, client: TestClient) -> None:
+    # Deleting must not give a team more tries at the test set: what it sent today still counts today.
+    setup(db, phase_spec(daily_limit=2, total_limit=3))
+    ada = auth(db, "ada")
+    first = upload(client, ada, HALF).json()["id"]
+    upload(client, ada, PERFECT)
+    wait(client)
+    assert client.delete(f"/api/v1/submissions/{first}", headers=ada).status_code == 204
+    refused = upload(client, ada, PERFECT)
+    assert (refused.status_code, refused.json()["error"]) == (429, "quota_exhausted")
+
+
 def test_a_submission_on_a_revealed_boards_final_ranking_is_kept(db: Database, client: TestClient) -> None:
     setup(db, phase_spec(visibility="hidden"))
     ada, olga = auth(db, "ada"), auth(db, "olga")
@@ -87,7 +99,11 @@ def test_the_submissions_page_deletes_with_its_button(db: Database, client: Test
     wait(client)
     page = client.get(f"{pages.BOARD}/submissions")
     assert f'action="/submissions/{second}/delete"' in page.text
-    answer = client.post(f"/submissions/{second}/delete", data={"csrf_token": pages.token(page)})
+    # The button asks first (no script): the submission is still there until the question is answered.
+    asked = client.post(f"/submissions/{second}/delete", data={"csrf_token": pages.token(page)})
+    assert asked.status_code == 200 and f"Delete submission {second}?" in asked.text
+    assert f'href="/submissions/{second}"' in client.get(f"{pages.BOARD}/submissions").text
+    answer = client.post(f"/submissions/{second}/delete", data={"csrf_token": pages.token(asked), "confirmed": "yes"})
     assert answer.status_code == 200 and f"Submission {second} is deleted." in answer.text
     assert f'href="/submissions/{second}"' not in answer.text and f'href="/submissions/{first}"' in answer.text
     # Without the form's token nothing is deleted.
