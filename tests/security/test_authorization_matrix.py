@@ -404,8 +404,11 @@ TABLE: tuple[Row, ...] = (
         path="/submissions/{a_hidden}/choose"),
     row("POST", "/submissions/{submission_id}/unchoose", 401, 303, 404, 404, 303, 303,
         path="/submissions/{a_hidden}/unchoose"),
-    row("POST", "/submissions/{submission_id}/delete",   401, 303, 404, 404, 403, 403,
+    # Deleting asks its team first (200, nothing done), then acts.
+    row("POST", "/submissions/{submission_id}/delete",   401, 200, 404, 404, 403, 403,
         path="/submissions/{a_hidden}/delete"),
+    row("POST", "/submissions/{submission_id}/delete",   401, 303, 404, 404, 403, 403,
+        path="/submissions/{a_hidden}/delete", send=CONFIRMED),
     row("GET", PAGE + "/organize",                       303, 403, 403, 403, 200, 200,
         shows=organizers_see("hidden_numbers", "org_message")),
     row("GET", PAGE + "/organize",                       303, 403, 403, 200, 403, 200,

@@ -41,8 +41,8 @@ def on_final_ranking(session: Session, submission: Submission) -> bool:
     return snapshot.entry_for(submission.id) is not None
 
 
-def delete_submission(session: Session, user: User | None, submission_id: int) -> None:
-    """Delete the submission, if it is the user's team's and nothing keeps it (see the module)."""
+def _own_submission(session: Session, user: User | None, submission_id: int) -> tuple[Submission, int]:
+    """The submission and its team's id, if the user's team sent it; refused otherwise (see the module)."""
     user = require_user(user)
     submission = get_submission(session, user, submission_id)
     competition = context_of(session, submission)[2]
@@ -51,7 +51,18 @@ def delete_submission(session: Session, user: User | None, submission_id: int) -
     team = team_of(session, user, competition.id)
     if team is None or submission.team_id != team.id:
         raise Forbidden("only the team that sent a submission may delete it")
-    lock_entry(session, submission.phase_id, team.id)  # no mark or upload of the team's interleaves
+    return submission, team.id
+
+
+def check_may_delete(session: Session, user: User | None, submission_id: int) -> None:
+    """Refuse, as deleting would, a user whose team did not send the submission (the page asks nobody else)."""
+    _own_submission(session, user, submission_id)
+
+
+def delete_submission(session: Session, user: User | None, submission_id: int) -> None:
+    """Delete the submission, if it is the user's team's and nothing keeps it (see the module)."""
+    submission, team_id = _own_submission(session, user, submission_id)
+    lock_entry(session, submission.phase_id, team_id)  # no mark or upload of the team's interleaves
     session.refresh(submission)
     if submission.status not in ENDED:
         raise Conflict(
@@ -69,7 +80,7 @@ def delete_submission(session: Session, user: User | None, submission_id: int) -
         session.add(
             DeletedSubmission(
                 phase_id=submission.phase_id,
-                team_id=team.id,
+                team_id=team_id,
                 submission_id=submission.id,
                 submitted_at=submission.created_at,
             )

@@ -34,6 +34,7 @@ def delete(
     phase, task, competition = results.context_of(session, results.get_submission(session, viewer, submission_id))
     ref = (competition.slug, task.slug, phase.slug)
     back = urls.phase_part(ref, "submissions")
+    deletion.check_may_delete(session, viewer, submission_id)  # nobody but its team is even asked
     if asked := confirm_first(request, viewer, confirmed, DELETE_SUBMISSION, back=back, title=str(submission_id)):
         return asked
     deletion.delete_submission(session, viewer, submission_id)
