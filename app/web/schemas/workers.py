@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -12,14 +12,20 @@ from app.services.workers.queues import CredentialView, Issued, QueueView
 from app.storage.models import WorkerCredential
 from app.web.schemas.common import text_for
 
-
-class QueueCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str = Field(
+#: A queue's name as organizers give it (and name it again when they route a phase to it).
+QueueName = Annotated[
+    str,
+    Field(
         max_length=64,
         pattern=r"^[a-z0-9][a-z0-9_-]*$",
         description="lowercase letters, digits, '-' or '_', starting with a letter or digit; unique in the competition",
-    )
+    ),
+]
+
+
+class QueueCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: QueueName
 
 
 class CredentialCreate(BaseModel):
@@ -29,7 +35,7 @@ class CredentialCreate(BaseModel):
 
 class PhaseQueueSet(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    queue: str | None = Field(description="a queue of the competition, or null: the platform's gpu queue")
+    queue: QueueName | None = Field(description="a queue of the competition, or null: the platform's gpu queue")
 
 
 class PhaseQueueOut(BaseModel):
