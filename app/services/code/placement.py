@@ -14,9 +14,11 @@ cleared (its message is spent), so that the sweeper (``app.worker.sweeper``, the
 it again at its next sweep: in the distributed mode to whichever worker of the ``gpu`` queue takes it
 first, until one that can run it does; in the embedded mode to the same pool, until the operator repaired
 the sandbox (or the server, restarted with a GPU, takes every waiting run at once). The submission stays
-``awaiting_run`` throughout, counted once against its team. The same holds for a sandbox found unusable while
-the run starts (``SandboxUnavailable``: a runtime its user cannot read, a cgroup that cannot be made):
-``run_here`` puts the taken run back (``release``: its attempt not counted) instead of failing it.
+``awaiting_run`` throughout, counted once against its team. A runtime the sandbox's user cannot read is found
+by the claim too (the run's runtime checked as ``sandbox.run`` checks it), so such a run is never taken and its
+page says at every moment what it waits for. The same holds for a sandbox found unusable only while the run
+starts (``SandboxUnavailable``: a cgroup that cannot be made): ``run_here`` puts the taken run back
+(``release``: its attempt not counted) instead of failing it.
 
 A GPU run on a worker with GPUs holds one (``sandbox.gpus.hold``: one run per GPU of the machine, waiting,
 lease renewed, while every one is taken) and sees its device nodes and ``CUDA_VISIBLE_DEVICES``; a phase that
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -46,8 +49,9 @@ from app.services.jobs.kinds import JobContext
 from app.services.jobs.retry import GaveUp, with_retries
 from app.storage.models import CodeRun, Phase, RunStatus, Submission
 from app.storage.types import utcnow
-from sandbox import SandboxUnavailable, check_available
+from sandbox import RuntimeProblem, SandboxUnavailable, check_available, choose_runtime
 from sandbox.gpus import Gpu, GpuProblem, detect, hold
+from sandbox.runtimes import check_readable
 
 log = logging.getLogger(__name__)
 
@@ -143,16 +147,39 @@ def wait(session: Session, run_id: int, reason: str, *, now: datetime) -> bool:
     return getattr(result, "rowcount", 0) == 1
 
 
-def _reason(session: Session, run_id: int, here: Here) -> str | None:
+def _runtime_problem(settings: Settings, code: CodeSettings) -> str | None:
+    """Why the sandbox's user cannot read the runtime a run of ``code`` would get here (None: it can, or there is
+    no sandbox, or the runtime is missing, which fails the run as before). Asked before taking the run, as
+    ``run`` asks before starting it: a worker that took such a run would put it back at every sweep, and while
+    it held it the run's page said nothing of what it waits for."""
+    if settings.program_sandbox != "bwrap":
+        return None
+    try:
+        runtime, _ = choose_runtime(code.runtime, settings.runtime_table)
+    except RuntimeProblem:
+        return None
+    try:
+        check_readable(runtime, others=os.geteuid() == 0)
+    except RuntimeProblem as exc:
+        return str(exc)
+    return None
+
+
+def _reason(session: Session, run_id: int, settings: Settings, here: Here) -> str | None:
     if here.sandbox_problem:
         return f"{CODE_WORKER}: {here.sandbox_problem}"
-    code = session.scalar(
+    phase_code = session.scalar(
         select(Phase.code)
         .join(Submission, Submission.phase_id == Phase.id)
         .join(CodeRun, CodeRun.submission_id == Submission.id)
         .where(CodeRun.id == run_id)
     )
-    return waiting_for(CodeSettings.of(code), here) if code is not None else None
+    if phase_code is None:
+        return None
+    code = CodeSettings.of(phase_code)
+    if (problem := _runtime_problem(settings, code)) is not None:
+        return f"{CODE_WORKER}: {problem}"
+    return waiting_for(code, here)
 
 
 def claiming(settings: Settings, named: int) -> Callable[..., CodeClaim | None]:
@@ -166,7 +193,7 @@ def claiming(settings: Settings, named: int) -> Callable[..., CodeClaim | None]:
         session: Session, run_id: int, /, *, worker: str, now: datetime, lease_seconds: int, max_attempts: int
     ) -> CodeClaim | None:
         if run_id not in judged:
-            judged[run_id] = _reason(session, run_id, here)
+            judged[run_id] = _reason(session, run_id, settings, here)
             reason = judged[run_id]
             if reason is not None and run_id == named and wait(session, run_id, reason, now=now):
                 log.info("code run %s waits for %s", run_id, reason)

@@ -1,6 +1,6 @@
-"""A code run on real Celery workers of the ``gpu`` queue: a worker whose sandbox cannot run it puts it back (never
-failed, counted once, its page saying what it waits for), the sweeper sends it again, and a worker that can run it
-does, once."""
+"""A code run on real Celery workers of the ``gpu`` queue: a worker whose sandbox cannot run it leaves it untaken
+(never failed, counted once, its page saying what it waits for), the sweeper sends it again, and a worker that can
+run it does, once."""
 
 from __future__ import annotations
 
@@ -63,7 +63,10 @@ def test_a_run_put_back_by_a_worker_without_a_sandbox_runs_on_one_with_it(
     wait_for(lambda: run_row(pg, submission).waiting_for != "", 60, "the worker to put the run back")
     shown = client.get(f"/api/v1/submissions/{submission}", headers=ada).json()
     assert (shown["status"], shown["code_run"]["waiting_for"]) == ("awaiting_run", "a worker that can run code")
-    assert run_row(pg, submission).attempts == 0
+    # The worker judged the run before taking it (its runtime's unreadable file found by the claim): never taken,
+    # so never running there between sweeps with a page that says nothing of what it waits for.
+    waiting = run_row(pg, submission)
+    assert (waiting.status, waiting.attempts, waiting.worker) == ("queued", 0, None)
     # A worker that can run programs, and one that scores: the sweeper sends the run again until the able one
     # takes it.
     able = cluster.worker("--queues", "gpu", "--concurrency", "1").wait_ready()
