@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,11 +19,17 @@ def collector_passes() -> Iterator[list[int]]:
 
     The threshold is set to 1 for the block, so that a running collector starts a pass at nearly every
     container allocated: the count then says whether the collector ran, independently of the input's size.
+
+    Only passes started in the block's own thread count. A pass runs in the thread whose allocation triggered
+    it, and the callbacks see every thread's: under pytest-xdist, execnet's reader thread wakes whenever the
+    controller sends more tests and unpickles them, and with a threshold of 1 that is a dozen passes landing in
+    whatever block is open, though the code under test allocated nothing more.
     """
     passes: list[int] = []
+    thread = threading.get_ident()
 
     def record(phase: str, info: dict[str, Any]) -> None:
-        if phase == "start":
+        if phase == "start" and threading.get_ident() == thread:
             passes.append(info["generation"])
 
     threshold = gc.get_threshold()

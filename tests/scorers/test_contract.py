@@ -15,6 +15,7 @@ import gc
 import io
 import json
 import random
+import threading
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -275,6 +276,31 @@ def test_parsing_and_computing_run_with_the_collector_paused(name: str) -> None:
     counts = [len(gold_passes), len(public_passes), len(submission_passes), len(compute_passes)]
     assert max(counts) <= MAX_PASSES, counts
     assert gc.isenabled()
+
+
+def test_collector_passes_counts_the_blocks_own_thread_only() -> None:
+    """Another thread allocating meanwhile (execnet's reader under pytest-xdist) starts passes the block did not
+    cause; the block's own allocations still count, so an unpaused parse is still caught."""
+
+    go, done = threading.Lock(), threading.Lock()
+    go.acquire()
+    done.acquire()
+
+    def other_thread() -> None:
+        with go:
+            _ = [[i] for i in range(200)]
+        done.release()
+
+    worker = threading.Thread(target=other_thread)
+    worker.start()
+    with collector_passes() as passes:
+        go.release()  # plain locks: the block itself allocates no container while the other thread runs
+        done.acquire()
+    worker.join()
+    assert len(passes) <= MAX_PASSES, passes
+    with collector_passes() as passes:
+        _ = [[i] for i in range(200)]
+    assert len(passes) > MAX_PASSES
 
 
 GARBAGE = [b"", b"\x00\xff\xfe garbage", b"[]", b"{}", b'"text"', b"null"]
