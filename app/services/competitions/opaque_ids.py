@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import secrets
 from dataclasses import replace
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.services import server_secrets
 from app.services.bundles.spec import BundleFile, PhaseSpec
 from app.services.errors import InvalidInput
-from app.storage.models import ServerSecret
 from scorers import ScorerError
 from scorers.inputs import participant_inputs, rename_ids
 
@@ -38,18 +36,8 @@ ID_DIGITS = 20
 
 
 def server_key(session: Session) -> bytes:
-    """The server's key for opaque ids, made on first use. Two processes making it at once keep one: the
-    loser's insert fails on the primary key and it reads the winner's."""
-    found = session.get(ServerSecret, SECRET_NAME)
-    if found is None:
-        try:
-            with session.begin_nested():
-                found = ServerSecret(name=SECRET_NAME, value=secrets.token_hex(32))
-                session.add(found)
-        except IntegrityError:
-            found = session.get(ServerSecret, SECRET_NAME, populate_existing=True)
-            assert found is not None
-    return bytes.fromhex(found.value)
+    """The server's key for opaque ids, made on first use."""
+    return server_secrets.server_key(session, SECRET_NAME)
 
 
 def opaque_id(key: bytes, ref: tuple[str, str, str], real: str) -> str:

@@ -27,9 +27,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, select, update
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.services import server_secrets
 from app.services.code import execution, placement
 from app.services.code.execution import CodeClaim
 from app.services.code.sandboxed import CodeOutcome
@@ -53,18 +53,8 @@ FAILURE_CHARS = 1000
 
 
 def server_key(session: Session) -> bytes:
-    """The key lease tokens and links are signed with, made on first use (two processes making it at once keep
-    one: the loser's insert fails on the primary key and it reads the winner's)."""
-    found = session.get(ServerSecret, SECRET_NAME)
-    if found is None:
-        try:
-            with session.begin_nested():
-                found = ServerSecret(name=SECRET_NAME, value=secrets.token_hex(32))
-                session.add(found)
-        except IntegrityError:
-            found = session.get(ServerSecret, SECRET_NAME, populate_existing=True)
-            assert found is not None
-    return bytes.fromhex(found.value)
+    """The key lease tokens and links are signed with, made on first use."""
+    return server_secrets.server_key(session, SECRET_NAME)
 
 
 def server_key_or_none(session: Session) -> bytes:
