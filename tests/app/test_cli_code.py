@@ -31,7 +31,10 @@ from tests.app.test_cli_baselines import server  # noqa: F401 (the fixture: the 
 from tests.app.test_code_runs import ALL_ZERO, HUNTER, MEMORY, STARTER, _cgroups, create, program, zipped
 from tests.app.web.test_api import auth
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed here")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed here"),
+    pytest.mark.slow,  # live servers and sandboxed runs: sent out first
+]
 
 TASK = "svident-code/detection/test"
 

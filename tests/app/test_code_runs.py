@@ -257,6 +257,7 @@ MEMORY = """\
     """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not _cgroups(), reason="no cgroup of its own can be made for a run here (memory limited per process)"
 )
