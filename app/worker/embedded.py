@@ -108,6 +108,10 @@ class EmbeddedPool:
             kind, row_id = item
             with self._lock:
                 self._busy += 1
+                # Forgotten as it starts, not as it ends: a row queued again while this job still runs (a
+                # rescore accepted right after its score's commit) needs a message of its own, which the
+                # dedup would drop while this one is known; a second message is harmless (one claim wins).
+                self._known.discard((kind.name, row_id))
             try:
                 kind.run(self.ctx, row_id)
             except Exception:  # a job must never take its thread down
@@ -115,5 +119,4 @@ class EmbeddedPool:
             finally:
                 with self._idle:
                     self._busy -= 1
-                    self._known.discard((kind.name, row_id))
                     self._idle.notify_all()

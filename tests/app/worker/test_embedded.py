@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -56,3 +58,24 @@ def test_an_enqueued_job_runs(db: Database, labels: type[LabelScorer], pool: Emb
     pool.enqueue(SCORE_SUBMISSION, submission_id)
     assert pool.wait_idle(30)
     assert row(db, submission_id).status == "scored"
+
+
+def test_a_job_enqueued_again_while_it_runs_runs_again(db: Database, pool: EmbeddedPool) -> None:
+    """A row queued again while its job still runs (a rescore accepted between the score's commit and the job's
+    end) gets its own run: the pool must not drop the message as a duplicate of the one running."""
+    started, release = threading.Event(), threading.Event()
+    runs: list[int] = []
+
+    def run(ctx: JobContext, row_id: int) -> None:
+        runs.append(row_id)
+        started.set()
+        release.wait(10)
+
+    kind = replace(SCORE_SUBMISSION, run=run)
+    pool.start()
+    pool.enqueue(kind, 7)
+    assert started.wait(10)
+    pool.enqueue(kind, 7)
+    release.set()
+    assert pool.wait_idle(30)
+    assert runs == [7, 7]
