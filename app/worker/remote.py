@@ -19,7 +19,7 @@ import json
 import logging
 import tempfile
 import threading
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ import httpx
 from app.config import Settings
 from app.services.code.sandboxed import CodeOutcome, Isolation, run_code
 from app.services.code.settings import CodeSettings
+from app.services.workers.report import Report
 from codalab.archives import ArchiveProblem
 from sandbox import RuntimeProblem, SandboxUnavailable, choose_runtime
 from sandbox.gpus import Gpu, GpuProblem, detect, hold
@@ -44,25 +45,6 @@ class Refused(Exception):
 
 class LeaseLost(Exception):
     """The run is no longer this worker's (its lease was taken over): its result would be refused."""
-
-
-@dataclass(frozen=True)
-class Report:
-    """What the platform's ``ReportIn`` takes."""
-
-    exit_code: int | None = None
-    signal: int | None = None
-    timed_out: bool = False
-    output_exceeded: bool = False
-    out_of_memory: bool = False
-    wall_seconds: float = 0.0
-    peak_memory_bytes: int | None = None
-    stdout_bytes: int = 0
-    stderr_bytes: int = 0
-    failure: str | None = None
-    platform_problem: str | None = None
-    cannot_run: str | None = None
-    device: str | None = None
 
 
 def report_of(outcome: CodeOutcome) -> tuple[Report, bytes, bytes]:

@@ -42,6 +42,7 @@ from app.services.scoring.validation import validate
 from app.services.submissions.limits import Limits as UploadLimits
 from app.services.workers import links
 from app.services.workers.queues import OWN_WORKERS, in_queue, worker_name
+from app.services.workers.report import Report
 from app.storage.models import CodeRun, Phase, PhaseQueue, RunStatus, ServerSecret, Submission, WorkerCredential
 from sandbox import Limits, RunResult
 from sandbox.limits import MIB
@@ -196,29 +197,6 @@ def heartbeat(
     claim_ = held(session, credential, run_id, token)
     if not execution.heartbeat(session, claim_, now=now, lease_seconds=lease_seconds):
         raise Conflict(f"run {run_id} is no longer held by this attempt", code="lease_lost")
-
-
-@dataclass(frozen=True)
-class Report:
-    """How the program ran on the worker (``sandbox.RunResult``'s facts), or why the worker could not run it
-    (``platform_problem``: refunded), or why this worker cannot run programs at all (``cannot_run``: its sandbox
-    does not work; the run is put back to wait, its attempt not counted), or why it gave no predictions
-    (``failure``: the program's fault)."""
-
-    exit_code: int | None = None
-    signal: int | None = None
-    timed_out: bool = False
-    output_exceeded: bool = False
-    out_of_memory: bool = False
-    wall_seconds: float = 0.0
-    peak_memory_bytes: int | None = None
-    stdout_bytes: int = 0
-    stderr_bytes: int = 0
-    failure: str | None = None
-    platform_problem: str | None = None
-    cannot_run: str | None = None
-    #: The GPU it ran on ("GPU 0"; None: the CPU).
-    device: str | None = None
 
 
 def _outcome(claim_: CodeClaim, report: Report, predictions: bytes | None, logs: tuple[bytes, bytes]) -> CodeOutcome:
