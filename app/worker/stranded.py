@@ -11,7 +11,10 @@ and no lease covers the row. So a sweeper reads that hash: a message of Podium's
 longer than a lease ago whose row is still ``queued`` belongs to a worker that died (a live one
 would have claimed it by then), and the sweeper sends the job again, ahead of fresh ones, within a
 lease and a sweep of the delivery, like a job whose lease expired. The stale entry is dropped once
-the job was sent again. A worker that was only slow (its claim took longer than a lease) costs a
+the job was sent again. A message only wakes a worker, which claims the fairest waiting row (not
+always the one its message names), so a dead worker's message may name a row that another message
+claimed since: then some other row waits on a message that will never come, and the sweeper sends
+a wake-up in its place. A worker that was only slow (its claim took longer than a lease) costs a
 duplicate message, which claiming turns into a no-op.
 
 Written by hand because kombu offers only the visibility timeout, which would also send again the
@@ -92,6 +95,20 @@ class Unacked:
         except (ValueError, KeyError, IndexError, TypeError):  # another program's message, or a hand-made one
             return None
         return Delivery(tag.decode() if isinstance(tag, bytes) else tag, job, row_id, at)
+
+    def take(self, tags: list[str]) -> list[str]:
+        """Forget these deliveries and return those this call removed: of several sweepers that found the same
+        stale delivery, one takes it."""
+        if not tags:
+            return []
+        with self._channel() as connection:
+            channel = connection.default_channel
+            with channel.client.pipeline() as pipe:
+                for tag in tags:
+                    pipe.hdel(channel.unacked_key, tag)
+                pipe.zrem(channel.unacked_index_key, *tags)
+                removed = pipe.execute()[:-1]
+        return [tag for tag, gone in zip(tags, removed, strict=True) if gone]
 
     def drop(self, tags: list[str]) -> None:
         """Forget these deliveries: their jobs were sent again, so the broker must not put them back."""

@@ -8,7 +8,8 @@ what was sent. In the distributed mode it first compares the broker's marker wit
 (``app.worker.broker_marker``): a broker that came back without its marker lost its messages, and
 every job queued before then is sent again in the same sweep. On Redis it also takes the jobs whose
 message a worker took more than a lease ago and never claimed (``app.worker.stranded``: the worker
-died before its claim committed), as an expired lease would. Several sweepers never send the same
+died before its claim committed), as an expired lease would, or a wake-up when another message
+claimed that job's row meanwhile. Several sweepers never send the same
 row twice, because taking a row is a conditional ``UPDATE``. At the first send that is refused, the
 sweep stops, clears the marks of what it did not send, and the next sweep tries again: so after a
 broker outage everything waiting goes out within one interval.
@@ -103,7 +104,28 @@ class Sweeper:
                 log.info("sent %d %s job(s) again: %s", len(taken), kind.name, taken[:20])
             if died:
                 self._forget([d.tag for d in deliveries if d.job == kind.name and d.row_id in died])
+            self._wake([d for d in deliveries if d.job == kind.name and d.row_id not in died], kind)
         return sent
+
+    def _wake(self, deliveries: list[stranded.Delivery], kind: JobKind) -> None:
+        """For each stale delivery whose row another message claimed, send one wake-up while rows wait
+        (``dispatch.claimed_elsewhere``); of several sweepers, the one that removes the delivery sends it."""
+        if self.unacked is None or not deliveries:
+            return
+        with self.db.session(read_only=True) as session:
+            taken, anyone = dispatch.claimed_elsewhere(session, kind, [d.row_id for d in deliveries])
+        stale = [d for d in deliveries if d.row_id in taken]
+        try:
+            mine = set(self.unacked.take([d.tag for d in stale]))
+        except Exception as exc:  # whatever the broker's client raises: the next sweep sees them again
+            log.warning("could not take %d stale deliveries (%s: %s)", len(stale), type(exc).__name__, exc)
+            return
+        woken = [d.row_id for d in stale if d.tag in mine and anyone and self.send(kind, d.row_id, True)]
+        if woken:
+            with self.db.session() as session:
+                dispatch.count_wake_ups(session, kind, len(woken))
+                session.commit()
+            log.info("sent %d %s wake-up(s) for messages of workers that may have died", len(woken), kind.name)
 
     def collect_if_due(self, *, every: float = COLLECT_EVERY) -> collect.Collected | None:
         """Remove the stored files nothing refers to, if ``every`` seconds passed since this sweeper last did."""

@@ -14,7 +14,8 @@ may be lost:
 - ``running`` with an expired lease (the worker died) and not sent again since the lease expired;
 - ``queued`` while the broker says a worker took its message longer than a lease ago and never
   acknowledged it: the worker died before its claim committed (``take_stranded``, on Redis; RabbitMQ
-  puts such a message back itself).
+  puts such a message back itself). If another message claimed that row meanwhile, the row that message
+  stood for may now wait without one: the sweeper sends a wake-up instead (``claimed_elsewhere``).
 
 A broker that comes back without its messages is noticed by its marker (``app.worker.broker_marker``)
 and ``take_lost`` then takes every queued row stamped before that instant. ``take_due`` and
@@ -134,6 +135,29 @@ def take_stranded(session: Session, kind: JobKind, delivered: Mapping[int, datet
     )
     condition = and_(model.status == QUEUED, not_sent_since)
     return _take(session, kind, condition, now=now, limit=len(delivered), worker_died=True)
+
+
+def claimed_elsewhere(session: Session, kind: JobKind, delivered: Sequence[int]) -> tuple[set[int], bool]:
+    """Of the rows named by deliveries a worker never acknowledged (``delivered``), those that no longer wait
+    (another message claimed them: a message only wakes a worker, which claims the fairest row, see
+    ``app.services.jobs.claiming``), and whether any row waits for a message at all. Such a delivery's worker
+    may have died with it, and the row its message stood for is taken, so a row still waiting may have no
+    message left: the sweeper sends one wake-up per such delivery while a row waits (a live worker's long
+    job only costs a wake-up that finds nothing)."""
+    if not delivered:
+        return set(), False
+    model = kind.row
+    waiting = set(session.scalars(select(model.id).where(model.id.in_(delivered), model.status == QUEUED)))
+    taken = set(delivered) - waiting
+    if not taken:
+        return set(), False
+    anyone = select(model.id).where(model.status == QUEUED, model.sent_at == model.enqueued_at, on_platform(model))
+    return taken, session.scalar(anyone.limit(1)) is not None
+
+
+def count_wake_ups(session: Session, kind: JobKind, sent: int) -> None:
+    """Count the wake-ups sent for deliveries whose row another message took (``claimed_elsewhere``)."""
+    counters.bump(session, counters.RESENT, kind.name, sent)
 
 
 def mark_sent(session: Session, jobs: Sequence[tuple[JobKind, int]], *, now: datetime, confirmed: bool) -> None:

@@ -10,6 +10,8 @@ The claim is held open for real: this test holds the submission's row lock, so t
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -22,6 +24,7 @@ from app.config import Settings
 from app.services.jobs import counters
 from app.storage.db import Database
 from app.storage.models import Submission
+from app.worker.broker import queue_name
 from tests.app.builders import HALF, as_bytes
 from tests.app.distributed.cluster import wait_for
 from tests.app.distributed.conftest import PHASE, Cluster, make_cluster, setup_competition
@@ -96,6 +99,66 @@ def test_a_job_whose_worker_died_before_its_claim_goes_ahead_of_those_sent_after
     assert attempts == 1  # the dead worker's claim never committed
     with pg.session(read_only=True) as session:
         assert session.scalar(select(func.count()).where(Submission.status != "scored")) == 0
-        resumed = counters.totals(session).get((counters.RESUMED, "score_submission"), 0)
-    # On Redis the sweepers found the dead worker's message (RabbitMQ returned it by itself).
-    assert resumed == (1 if cluster.broker_url.startswith("redis") else 0)
+        totals = counters.totals(session)
+    resumed = totals.get((counters.RESUMED, "score_submission"), 0)
+    woken = totals.get((counters.RESENT, "score_submission"), 0)
+    if cluster.broker_url.startswith("redis"):
+        # The sweepers found the dead worker's message: they sent its job again (still waiting) or, when the
+        # next worker had claimed that job for another message already, a wake-up for the job left without one.
+        assert resumed + woken >= 1
+    else:  # RabbitMQ returned it by itself
+        assert resumed == woken == 0
+
+
+DEAD_CONSUMER = """
+import sys, time
+from kombu import Connection
+with Connection(sys.argv[1]) as connection:
+    message = connection.SimpleQueue(sys.argv[2]).get(timeout=30)  # taken, never acknowledged
+    print("took", flush=True)
+    time.sleep(600)
+"""
+
+
+@pytest.fixture
+def waking(pg: Database, redis_url: str, prefix: str, tmp_path: Path) -> Iterator[Cluster]:
+    """On Redis, leases of 20 s (the next worker claims before a sweeper finds the dead message stale)
+    and no requeue of a sent job for ten minutes."""
+    yield from make_cluster(pg, redis_url, prefix, tmp_path, lease_seconds="20", requeue_after_seconds="600")
+
+
+@pytest.mark.timeout(240)
+def test_a_dead_workers_message_whose_job_another_message_claimed_wakes_the_job_left_without_one(
+    pg: Database, waking: Cluster, redis_url: str, slow: type[SlowScorer], web: Callable[[Settings], TestClient]
+) -> None:
+    # A message only wakes a worker, which claims the fairest row: here the next worker's message (the second
+    # upload's) claims the first upload, whose message died with its worker, so the second upload waits on a
+    # message that will never come. Only a wake-up from the sweepers scores it before the (far) requeue.
+    cluster = waking
+    ada = setup_competition(pg, scorer=SLOW, scorer_options={"seconds": 0.2})
+    client = web(cluster.app_settings())
+    files = {"file": ("run.json", as_bytes(HALF), "application/json")}
+
+    def upload() -> int:
+        answer = client.post(f"{PHASE}/submissions", headers=ada, files=files)
+        assert answer.status_code == 202, answer.text
+        return int(answer.json()["id"])
+
+    first = upload()
+    queue = queue_name(cluster.app_settings(), "scoring")
+    dead = subprocess.Popen([sys.executable, "-c", DEAD_CONSUMER, redis_url, queue], stdout=subprocess.PIPE, text=True)
+    try:
+        assert dead.stdout is not None and dead.stdout.readline().strip() == "took"
+    finally:
+        dead.kill()
+        dead.communicate()
+    second = upload()
+    cluster.worker("--queues", "scoring", "--concurrency", "1").wait_ready()
+    wait_for(lambda: started(pg)[first][0] == "scored", 60, "the first upload to be scored (for the second's message)")
+    wait_for(lambda: started(pg)[second][0] == "scored", 120, "the second upload, left without a message, to be scored")
+    with pg.session(read_only=True) as session:
+        totals = counters.totals(session)
+    sent_again = totals.get((counters.RESUMED, "score_submission"), 0) + totals.get(
+        (counters.RESENT, "score_submission"), 0
+    )
+    assert sent_again == 1
