@@ -128,10 +128,12 @@ def leaderboard_csv(
     uncertainty: BoardUncertainty[int] | None = None,
 ) -> str:
     """One row per entry: rank, team, system, submitted_at, baseline, every metric, breakdown columns;
-    with ``uncertainty`` (keyed by submission id) then the primary metric's interval and the tied group."""
+    with ``uncertainty`` (keyed by submission id) then the primary metric's interval and the tied group.
+    A metric's column is headed with its title where the scorer declares one (``Column.header``: a scoring
+    program's "Prediction score"), else with its name; the JSON export has both."""
     columns = leaderboard_columns(description, entries, breakdown_metrics)
     extra = UNCERTAINTY_FIELDS if uncertainty is not None else ()
-    header = [*ENTRY_FIELDS, *(c.id for c in columns), *extra]
+    header = [*ENTRY_FIELDS, *(c.header for c in columns), *extra]
     rows = [
         [
             *_entry_fields(e),
@@ -149,10 +151,11 @@ def leaderboard_json(
     breakdown_metrics: Sequence[str] | None = None,
     uncertainty: BoardUncertainty[int] | None = None,
 ) -> str:
-    """``{"scorer", "primary_metric", "metrics", "columns", "entries"}``: ``metrics`` describes each declared metric
-    (meaning, direction, format); each entry has its metrics and its breakdown columns nested as
-    ``{"language": {"de": {"f1": ...}}}``. With ``uncertainty`` (keyed by submission id) each entry also has
-    its ``interval`` and ``tied_group``, and the document its ``comparisons`` of neighbours."""
+    """``{"scorer", "primary_metric", "metrics", "columns", "column_titles", "entries"}``: ``metrics`` describes each
+    declared metric (meaning, direction, format, title); ``columns`` are the columns' ids (metric keys) and
+    ``column_titles`` what the CSV heads each with (``{id: header}``); each entry has its metrics and its breakdown
+    columns nested as ``{"language": {"de": {"f1": ...}}}``. With ``uncertainty`` (keyed by submission id) each entry
+    also has its ``interval`` and ``tied_group``, and the document its ``comparisons`` of neighbours."""
     columns = leaderboard_columns(description, entries, breakdown_metrics)
     objects = []
     for entry in entries:
@@ -176,6 +179,7 @@ def leaderboard_json(
         "primary_metric": description.primary_metric,
         "metrics": [spec.to_dict() for spec in description.metrics],
         "columns": [c.id for c in columns],
+        "column_titles": {c.id: c.header for c in columns},
         "entries": objects,
     }
     if uncertainty is not None:

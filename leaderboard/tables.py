@@ -74,6 +74,9 @@ class Column:
     fraction: bool = False
     #: For a plain number: the decimals its metric declares (None: up to four).
     decimals: int | None = None
+    #: The metric's title as its scorer declares it (a scoring program's column title), without arrow or key;
+    #: empty: the metric has none, and its name stands for it.
+    title: str = ""
 
     @property
     def id(self) -> str:
@@ -81,6 +84,13 @@ class Column:
         if self.dimension is None:
             return self.metric
         return f"{self.dimension}:{self.key}:{self.metric}"
+
+    @property
+    def header(self) -> str:
+        """What an export heads the column with: ``id`` with the metric's title for its name (``Prediction
+        score``, ``language:de:F1``); the same as ``id`` for a metric without a title."""
+        name = self.title or self.metric
+        return name if self.dimension is None else f"{self.dimension}:{self.key}:{name}"
 
     @property
     def format_name(self) -> str:
@@ -130,7 +140,7 @@ def metric_column(description: ScorerDescription, name: str, *, dimension: str |
     better = spec.higher_is_better
     label = f"{prefix}{spec.label} {arrow(better)}"
     where = key if dimension is not None else None
-    return Column(name, label, better, spec.meaning, dimension, where, spec.fraction, spec.decimals)
+    return Column(name, label, better, spec.meaning, dimension, where, spec.fraction, spec.decimals, spec.title)
 
 
 def column_names(description: ScorerDescription, present: Iterable[str]) -> list[str]:

@@ -156,6 +156,14 @@ def test_a_program_phase_writes_a_score_alike_on_the_board_the_organizers_table_
     assert ">Prediction score</th>" in organize and ">0.825</td>" in organize
     details = server.get(f"/submissions/{scored['id']}").text
     assert "Prediction score ↑" in details and ">0.825<" in details
+    # The exports head the columns alike: the CSV with the titles, the JSON with both keys and titles.
+    header = server.get(f"/c/{ref}/leaderboard.csv").text.splitlines()[0].split(",")
+    assert header[5:7] == ["Prediction score", "Duration"]
+    exported = server.get(f"/c/{ref}/leaderboard.json").json()
+    assert exported["column_titles"] == {"accuracy": "Prediction score", "duration": "Duration"}
+    assert exported["entries"][0]["metrics"] == {"accuracy": 0.825, "duration": 2.0}
+    for paper in ("tex", "md"):
+        assert "Prediction score" in server.get(f"/c/{ref}/leaderboard.{paper}").text
     with serving(db.url, tmp_path / "server.log") as url:
         shown = CliRunner().invoke(cli, ["leaderboard", "--server", url, "--task", ref])
     assert shown.exit_code == 0, shown.output

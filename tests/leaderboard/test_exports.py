@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -69,6 +70,7 @@ def test_leaderboard_json_keeps_names_as_typed_and_nan_as_null() -> None:
             {"name": "error", "meaning": "one minus the mean", "higher_is_better": False, "format": "percent"},
         ],
         "columns": ["mean", "error", "language:en:mean"],
+        "column_titles": {"mean": "mean", "error": "error", "language:en:mean": "language:en:mean"},
         "entries": [
             {
                 "rank": 1,
@@ -90,6 +92,30 @@ def test_leaderboard_json_keeps_names_as_typed_and_nan_as_null() -> None:
             },
         ],
     }
+
+
+def test_a_metric_with_a_title_heads_its_csv_column_with_it_and_json_keeps_both() -> None:
+    """A scoring program's column titles ("Prediction score") head the CSV; the JSON has key and title."""
+    titled = replace(
+        DESCRIPTION,
+        metrics=tuple(
+            replace(m, title={"mean": "Prediction score", "error": "Error rate"}[m.name]) for m in DESCRIPTION.metrics
+        ),
+    )
+    header = leaderboard_csv(titled, _entries()).splitlines()[0]
+    assert header == "rank,team,system,submitted_at,baseline,Prediction score,Error rate,language:en:Prediction score"
+    data = json.loads(leaderboard_json(titled, _entries()))
+    assert data["columns"] == ["mean", "error", "language:en:mean"]
+    assert data["column_titles"] == {
+        "mean": "Prediction score",
+        "error": "Error rate",
+        "language:en:mean": "language:en:Prediction score",
+    }
+    assert [(m["name"], m["title"]) for m in data["metrics"]] == [("mean", "Prediction score"), ("error", "Error rate")]
+    assert data["entries"][0]["metrics"] == {"mean": 0.75, "error": 0.25}  # values stay keyed by the metric
+    # A title is the organizer's text: one that starts like a formula is neutralised in the CSV header too.
+    evil = replace(titled, metrics=(replace(titled.metrics[0], title="=1+1"), titled.metrics[1]))
+    assert leaderboard_csv(evil, _entries()).splitlines()[0].split(",")[5] == "'=1+1"
 
 
 BREAKDOWNS = {
