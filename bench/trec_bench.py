@@ -8,6 +8,7 @@ the format kept), and C trec_eval (``trec_eval -m map -m P.10 -m ndcg_cut.10 -m 
 the ``PATH``, or built from sources in ``$PODIUM_SHARED_DIR/reference/trec_eval`` (a folder with a Makefile);
 otherwise its column says why it is missing. Medians of wall and CPU times (``os.wait4``) and of peaks, and the
 medians of the per-round ratios; the bare script's and Podium's numbers are compared (they must agree to 1e-12).
+``PODIUM_TREC_EVAL`` names a trec_eval binary to run before any other is looked for.
 
     .venv/bin/python bench/trec_bench.py [--scales 1,10] [--rounds 3] [--markdown]
 """
@@ -47,12 +48,21 @@ print(json.dumps({m: sum(v[m] for v in values.values()) / len(values) for m in n
 
 def c_trec_eval(work: Path) -> tuple[str | None, str]:
     """A C trec_eval to run, or None and why there is none."""
+    given = os.environ.get("PODIUM_TREC_EVAL")
+    if given:
+        if not os.access(given, os.X_OK):
+            return None, f"PODIUM_TREC_EVAL names {given}, which is not an executable file"
+        return given, f"PODIUM_TREC_EVAL ({given})"
     found = shutil.which("trec_eval")
     if found:
         return found, f"trec_eval on the PATH ({found})"
     sources = shared_dir() / "reference" / "trec_eval"
     if not (sources / "Makefile").is_file():
-        return None, f"no trec_eval on the PATH and no sources to build at {sources} (it holds test files only)"
+        return None, (
+            f"no PODIUM_TREC_EVAL, no trec_eval on the PATH and no sources to build at {sources} (it holds test "
+            "files only; pytrec-eval-terrier's source distribution ships none: it fetches trec_eval's sources from "
+            "GitHub when it is built)"
+        )
     build = work / "trec_eval-build"
     shutil.copytree(sources, build)
     done = subprocess.run(["make", "-C", str(build)], capture_output=True, text=True, check=False)
