@@ -17,9 +17,13 @@ When a snapshot is stale (see ``app.services.boards.staleness``):
   matches. Checking costs one small query; only a real change costs a new ranking.
 * Anything else: after ``max_age`` seconds (5 minutes by default).
 
-Requests never wait for a check: while one request checks or refreshes a snapshot that is only
-old, the others are served the snapshot they would have had a moment before. Staleness never
-reveals anything early: a hidden phase is only ever revealed, never hidden again.
+Requests never wait for a check nor for another's rebuild: while one request checks a snapshot or
+builds the next one (for whatever reason it is stale), every other request is served the snapshot
+before it at once; only the first snapshot of a phase (nothing to serve yet) is waited for. The
+request that found the change builds the next one itself, so a client reads its own writes. A
+rebuild redoes only what changed: the numbers, tests and intervals of unchanged scores are kept
+(``kept``, bounded, ``app.services.boards.kept``). Staleness never reveals anything early: a hidden
+phase is only ever revealed, never hidden again.
 
 Two classes of viewer share snapshots: the public (anyone who does not organize the competition)
 and the competition's organizers, who also see a hidden phase's numbers.
@@ -35,7 +39,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.services.accounts.access import is_organizer
-from app.services.boards import uncertainty
+from app.services.boards.kept import Kept
 from app.services.boards.snapshot import BoardSnapshot, PhaseRef, Viewers, compute_snapshot
 from app.services.boards.staleness import fingerprint, generation
 from app.services.competitions import catalog
@@ -54,8 +58,9 @@ class BoardCache:
         self._snapshots: dict[tuple[PhaseRef, Viewers], BoardSnapshot] = {}
         self._locks: dict[tuple[PhaseRef, Viewers], threading.Lock] = {}
         self._guard = threading.Lock()
-        #: Neighbour comparisons (and intervals of scores stored without one) that later boards reuse.
-        self.kept = uncertainty.Kept()
+        #: Scores' numbers, neighbour comparisons and intervals of scores stored without one, that later
+        #: boards reuse; its ``counts`` say how much was read and computed.
+        self.kept = Kept()
 
     def viewers_of(self, session: Session, viewer: User | None, competition: str) -> Viewers:
         """The class of ``viewer`` in the competition (no query for anonymous viewers)."""
@@ -89,9 +94,8 @@ class BoardCache:
     def get(self, ref: PhaseRef, viewers: Viewers) -> BoardSnapshot:
         """The phase's snapshot for this class of viewer, checked or recomputed when it is due.
 
-        Concurrent misses of one key compute once; the others wait for that result. A snapshot due
-        for a check (nothing changed in this process) is still served to the others while one
-        request checks it.
+        Concurrent misses of one key compute once. While one request checks or rebuilds a snapshot,
+        the others are served the one before at once; they wait only when there is none yet.
         """
         key = (ref, viewers)
         snapshot = self._snapshots.get(key)
@@ -100,11 +104,9 @@ class BoardCache:
             return snapshot
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
-        due_for_check = self._current(snapshot)
-        if due_for_check and not lock.acquire(blocking=False):
-            assert snapshot is not None
-            return snapshot
-        if not due_for_check:
+        if snapshot is not None and not lock.acquire(blocking=False):
+            return snapshot  # another request checks or rebuilds it: this one is served what it had before
+        if snapshot is None:
             lock.acquire()
         try:
             snapshot = self._snapshots.get(key)

@@ -21,6 +21,7 @@ from typing import Any, Literal, cast
 from sqlalchemy.orm import Session
 
 from app.services.boards import ladder, private, standings, uncertainty
+from app.services.boards.kept import Kept
 from app.services.boards.private import RankedBy, SplitBoard
 from app.services.boards.staleness import fingerprint
 from app.services.code.settings import CodeSettings
@@ -187,10 +188,10 @@ def compute_snapshot(
     viewers: Viewers,
     generation_at_start: int,
     *,
-    kept: uncertainty.Kept | None = None,
+    kept: Kept | None = None,
 ) -> BoardSnapshot:
     """Rank the phase as ``viewers`` see it (the numbers and rules of ``app.services.boards.standings``);
-    ``kept`` holds the comparisons earlier boards made (``app.services.boards.uncertainty``)."""
+    ``kept`` holds what earlier boards read and computed (``app.services.boards.kept``)."""
     seen = fingerprint(session, phase.id)
     described = task_description(phase.task)
     rules = Rules.from_description(described, select=cast(Selection, phase.selection))
@@ -199,7 +200,7 @@ def compute_snapshot(
     read: list[Candidate] = []
     if not hidden:
         breakdowns = described.leaderboard_breakdowns
-        read = standings.candidates(session, phase, with_columns=breakdowns)
+        read = standings.candidates(session, phase, with_columns=breakdowns, kept=kept)
         if viewers == "public" and phase.frozen_at is not None and phase.revealed_at is None:
             # A frozen board: what came later is scored and shown to its team, not here, until the reveal.
             frozen_at = utc(phase.frozen_at)
@@ -252,7 +253,7 @@ def _uncertainty(
     phase: Phase,
     entries: tuple[Entry, ...],
     metric: str,
-    kept: uncertainty.Kept | None,
+    kept: Kept | None,
     ranked_by: str | None = None,
 ) -> BoardUncertainty[int] | None:
     """The board's intervals and comparisons; a failure costs them, never the board."""

@@ -3,17 +3,27 @@
 Nothing about a ranking is stored: ``app.services.boards.snapshot`` ranks these candidates by the
 task scorer's metrics and the phase's selection rule. A submission being rescored keeps its
 previous score until the new one lands; a failed one is never ranked.
+
+Scores are immutable, so what a board reads of one (its metrics, and the breakdown columns it shows) is read
+and decoded once and kept (``Kept``, held by the board cache, keyed by the score's id and creation time): a
+board built again after a score landed reads the phase's submissions and their newest scores' ids, and the
+numbers of the new score only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.services.boards.kept import Kept
 from app.storage.models import Phase, Score, Submission, SubmissionStatus, Team
-from leaderboard.ranking import Candidate
+from leaderboard.ranking import BreakdownColumns, Candidate
+
+#: Scores whose numbers one query reads (a bound on the statement's parameters).
+BATCH = 500
 
 
 def _baseline_system(name: str | None, version: str | None) -> str:
@@ -21,8 +31,11 @@ def _baseline_system(name: str | None, version: str | None) -> str:
     return " ".join(part for part in (name, version) if part)
 
 
-def candidates(session: Session, phase: Phase, *, with_columns: tuple[str, ...] = ()) -> list[Candidate]:
-    """Every submission of the phase as the ranking sees it (with numbers; visibility is the caller's)."""
+def candidates(
+    session: Session, phase: Phase, *, with_columns: tuple[str, ...] = (), kept: Kept | None = None
+) -> list[Candidate]:
+    """Every submission of the phase as the ranking sees it (with numbers; visibility is the caller's). ``kept``
+    holds the numbers of scores read before (see the module docstring)."""
     newest = (
         select(Score.submission_id, func.max(Score.round).label("round"))
         .join(Submission, Submission.id == Score.submission_id)
@@ -30,9 +43,6 @@ def candidates(session: Session, phase: Phase, *, with_columns: tuple[str, ...] 
         .group_by(Score.submission_id)
         .subquery()
     )
-    score_columns: list[Any] = [Score.metrics]
-    if with_columns:
-        score_columns.append(Score.breakdown)
     query = (
         select(
             Submission.id,
@@ -45,23 +55,24 @@ def candidates(session: Session, phase: Phase, *, with_columns: tuple[str, ...] 
             Submission.baseline_version,
             Submission.chosen,
             Team.name,
-            *score_columns,
+            Score.id.label("score_id"),
+            Score.created_at.label("scored_at"),
         )
         .outerjoin(Team, Team.id == Submission.team_id)
         .outerjoin(newest, newest.c.submission_id == Submission.id)
         .outerjoin(Score, (Score.submission_id == Submission.id) & (Score.round == newest.c.round))
         .where(Submission.phase_id == phase.id)
     )
+    rows = session.execute(query).all()
+    numbers = _numbers(
+        session, [(row.score_id, row.scored_at) for row in rows if row.score_id is not None], with_columns, kept
+    )
     out = []
-    for row in session.execute(query):
-        metrics = row.metrics
+    for row in rows:
+        metrics, columns = numbers.get(row.score_id, (None, {}))
         ranked_status = (
             SubmissionStatus.SCORED if metrics is not None and row.status != SubmissionStatus.FAILED else row.status
         )
-        columns = {}
-        if with_columns and metrics is not None:
-            breakdown = row.breakdown or {}
-            columns = {dim: breakdown[dim] for dim in with_columns if dim in breakdown}
         baseline = bool(row.is_baseline)
         out.append(
             Candidate(
@@ -74,7 +85,44 @@ def candidates(session: Session, phase: Phase, *, with_columns: tuple[str, ...] 
                 metrics=metrics,
                 baseline=baseline,
                 chosen=bool(row.chosen),
-                columns=columns,
+                columns=columns if metrics is not None else {},
             )
         )
+    return out
+
+
+Numbers = tuple[Mapping[str, float] | None, BreakdownColumns]
+
+
+def _numbers(
+    session: Session, scores: list[tuple[int, Any]], with_columns: tuple[str, ...], kept: Kept | None
+) -> dict[int, Numbers]:
+    """The metrics and shown breakdown columns of each score (id, created_at), from ``kept`` or read and kept."""
+    memory = kept if kept is not None else Kept(0)
+
+    def key(score_id: int, created_at: Any) -> Hashable:
+        return ("numbers", score_id, created_at, with_columns)
+
+    out: dict[int, Numbers] = {}
+    missing: dict[int, Hashable] = {}
+    for score_id, created_at in scores:
+        found, value = memory.get(key(score_id, created_at))
+        if found:
+            out[score_id] = value
+        else:
+            missing[score_id] = key(score_id, created_at)
+    columns: list[Any] = [Score.id, Score.metrics]
+    if with_columns:
+        columns.append(Score.breakdown)
+    todo = list(missing)
+    for first in range(0, len(todo), BATCH):
+        for row in session.execute(select(*columns).where(Score.id.in_(todo[first : first + BATCH]))):
+            shown: BreakdownColumns = {}
+            if with_columns and row.metrics is not None:
+                breakdown = row.breakdown or {}
+                shown = {dim: breakdown[dim] for dim in with_columns if dim in breakdown}
+            value = (row.metrics, shown)
+            out[row.id] = value
+            memory.put(missing[row.id], value)
+    memory.count("scores read", len(todo))
     return out

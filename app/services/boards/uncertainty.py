@@ -7,9 +7,13 @@ rescore would store), kept in memory and never written back: scores are immutabl
 one. Comparisons need the units of both neighbours, so they are computed here (``leaderboard.uncertainty``)
 when a board is built, which the board cache keeps until something changes.
 
-A score landing changes one or two neighbour pairs, not the board's thirty: ``Kept`` (held by the board
-cache, ``AppState.boards``) keeps each pair's test by its two scores (immutable, so the test cannot go
-stale), and a new board reads the units of only the entries whose pairs or intervals are not kept.
+A score landing changes one or two neighbour pairs, not the board's thousand: the board cache's ``Kept``
+(``app.services.boards.kept``) keeps each pair's test by its two scores (immutable, so the test cannot go
+stale; the number of replicates is fixed, ``leaderboard.uncertainty.board_trials``), and each score's stored
+interval once decoded, and a new board reads the units of only the entries whose pairs or intervals are not
+kept. A first board reads the units ``WINDOW`` entries at a time along the board and lets them go, so the
+memory it needs does not grow with the board (a pair's test is the same whether tested alone or among
+others, ``leaderboard.significance.neighbour_tests``).
 
 The seed is the phase's (``leaderboard.uncertainty.phase_seed``), the same as the scoring job's, so
 every process and every reload gives the same numbers. Nothing is computed for a snapshot whose
@@ -19,58 +23,39 @@ bundle says ``intervals: false``.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.services.boards.kept import Kept
 from app.services.submissions.results import current_scores
 from app.storage.models import Phase, Score, Submission
 from leaderboard.bootstrap import Interval
 from leaderboard.ranking import Entry
-from leaderboard.significance import PairedTest
-from leaderboard.uncertainty import BoardUncertainty, board_trials, board_uncertainty, stored_interval
+from leaderboard.significance import PairedTest, neighbour_tests
+from leaderboard.uncertainty import (
+    BoardUncertainty,
+    board_trials,
+    board_uncertainty,
+    interval_for,
+    stored_interval,
+)
 from scorers import Scorer
 from scorers.split import PrivateBoard, board_units
 
 log = logging.getLogger(__name__)
 
+__all__ = ["WINDOW", "Kept", "of_board", "selected_from"]
 
-class Kept:
-    """Tests of neighbour pairs and intervals of scores stored without one, by what they depend on (an LRU).
-
-    A score is named by its id and creation time, so that a row id used again after a deletion is another
-    score. Thread-safe; ``size`` 0 keeps nothing.
-    """
-
-    def __init__(self, size: int = 50_000) -> None:
-        self.size = size
-        self._items: OrderedDict[Hashable, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> tuple[bool, Any]:
-        with self._lock:
-            if key not in self._items:
-                return False, None
-            self._items.move_to_end(key)
-            return True, self._items[key]
-
-    def put(self, key: Hashable, value: Any) -> None:
-        with self._lock:
-            if self.size <= 0:
-                return
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._items)
+#: Entries whose units a board reads at once (see the module docstring).
+WINDOW = 200
+#: Submissions one query names (a bound on the statement's parameters).
+BATCH = 500
 
 
 def of_board(
@@ -90,16 +75,9 @@ def of_board(
         return None
     memory = kept if kept is not None else Kept(0)
     ids = [e.candidate.submission_id for e in entries]
-    scores = current_scores(session, ids)
-    name = {sid: (score.id, score.created_at) for sid, score in scores.items()}
-    stored: dict[int, Interval] = {}
+    name = _score_names(session, ids)
     which = private_board or "public"  # which units, in every key: a split's boards share no test or interval
-    for sid, score in scores.items():
-        interval = stored_interval(score.interval, metric) if private_board is None else None
-        if interval is None:
-            interval = memory.get(("interval", name[sid], metric, seed, which))[1]
-        if interval is not None:
-            stored[sid] = interval
+    stored = _stored_intervals(session, name, metric, seed, which, memory, private_board is None)
     trials = board_trials(max(0, len(ids) - 1))
 
     def pair_key(a: int, b: int) -> Hashable | None:
@@ -113,23 +91,103 @@ def of_board(
         found, test = memory.get(key) if key is not None else (False, None)
         if found:
             known[(a, b)] = test
-    needed = {sid for sid in ids if sid not in stored}
-    needed |= {sid for pair in itertools.pairwise(ids) if pair not in known for sid in pair}
-    with_units = current_scores(session, needed, units=True) if needed else {}
-    pairs = [(sid, _units(with_units[sid], private_board) if sid in with_units else None) for sid in ids]
+    tested, fresh = 0, {}
+    for first in range(0, max(1, len(ids) - 1), WINDOW):
+        window = ids[first : first + WINDOW + 1]  # its pairs, and the entries of those pairs
+        needed = {sid for sid in window if sid not in stored and sid in name}
+        needed |= {sid for pair in itertools.pairwise(window) if pair not in known for sid in pair}
+        if not needed:
+            continue
+        with_units = current_scores(session, needed, units=True)
+        memory.count("units read", len(with_units))
+        units = [(sid, _units(with_units[sid], private_board) if sid in with_units else None) for sid in window]
+        tests = neighbour_tests(scorer, units, metric, trials=trials, seed=seed, known=known)
+        for pair, test in zip(itertools.pairwise(window), tests, strict=True):
+            if pair not in known:
+                known[pair] = test
+                tested += 1
+                key = pair_key(*pair)
+                if key is not None:
+                    memory.put(key, test)
+        for sid, stats in units:
+            if sid in stored or not stats:
+                continue
+            interval = interval_for(scorer, stats, metric, seed=seed)
+            if interval is not None:
+                stored[sid] = fresh[sid] = interval
+                memory.put(("interval", name[sid], metric, seed, which), interval)
+        del with_units, units
+    memory.count("pairs tested", tested)
+    memory.count("intervals computed", len(fresh))
     board = board_uncertainty(
-        scorer, pairs, metric, seed=seed, stored=stored, known_tests=known, selected=selected_from(session, entries)
+        scorer,
+        [(sid, None) for sid in ids],
+        metric,
+        seed=seed,
+        stored=stored,
+        known_tests=known,
+        selected=selected_from(session, entries),
     )
-    for (a, b), test in board.tests.items():
-        key = pair_key(a, b)
-        if key is not None and (a, b) not in known:
-            memory.put(key, test)
-    for sid, interval in board.fresh.items():
-        if sid not in stored and sid in name:
-            memory.put(("interval", name[sid], metric, seed, which), interval)
-    if board.computed:
-        log.info("computed %d intervals of scores stored without one", board.computed)
-    return board
+    if fresh:
+        log.info("computed %d intervals of scores stored without one", len(fresh))
+    return dataclasses.replace(board, computed=len(fresh), tested=tested, fresh=fresh)
+
+
+def _score_names(session: Session, ids: Sequence[int]) -> dict[int, tuple[int, Any]]:
+    """Each submission's newest score, named by its id and creation time (so that a row id used again after a
+    deletion is another score)."""
+    out: dict[int, tuple[int, Any]] = {}
+    for first in range(0, len(ids), BATCH):
+        batch = list(ids[first : first + BATCH])
+        newest = (
+            select(Score.submission_id, func.max(Score.round).label("round"))
+            .where(Score.submission_id.in_(batch))
+            .group_by(Score.submission_id)
+            .subquery()
+        )
+        query = select(Score.submission_id, Score.id, Score.created_at).join(
+            newest, (Score.submission_id == newest.c.submission_id) & (Score.round == newest.c.round)
+        )
+        out.update({row.submission_id: (row.id, row.created_at) for row in session.execute(query)})
+    return out
+
+
+def _stored_intervals(
+    session: Session,
+    name: dict[int, tuple[int, Any]],
+    metric: str,
+    seed: int,
+    which: str,
+    memory: Kept,
+    public: bool,
+) -> dict[int, Interval]:
+    """The interval of each score: the one stored with it (the public units' only, read once and kept), else one
+    computed before and kept."""
+    stored: dict[int, Interval] = {}
+    unread: dict[int, int] = {}
+    for sid, score in name.items():
+        if public:
+            found, interval = memory.get(("stored interval", score, metric))
+            if not found:
+                unread[score[0]] = sid
+                continue
+            if interval is not None:
+                stored[sid] = interval
+                continue
+        interval = memory.get(("interval", score, metric, seed, which))[1]
+        if interval is not None:
+            stored[sid] = interval
+    todo = list(unread)
+    for first in range(0, len(todo), BATCH):
+        for row in session.execute(select(Score.id, Score.interval).where(Score.id.in_(todo[first : first + BATCH]))):
+            sid = unread[row.id]
+            interval = stored_interval(row.interval, metric)
+            memory.put(("stored interval", name[sid], metric), interval)
+            if interval is None:
+                interval = memory.get(("interval", name[sid], metric, seed, which))[1]
+            if interval is not None:
+                stored[sid] = interval
+    return stored
 
 
 def selected_from(session: Session, entries: Sequence[Entry]) -> dict[int, int]:
