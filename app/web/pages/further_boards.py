@@ -24,6 +24,7 @@ from app.services.submissions.results import current_scores
 from leaderboard.exports import iso_utc, safe_cell
 from leaderboard.multi import BoardRow, BoardSpec, rank_board
 from leaderboard.paper import interval_words, render_latex, render_markdown
+from leaderboard.rank_uncertainty import rank_uncertainty
 from leaderboard.tables import Column, metric_column
 from leaderboard.uncertainty import BoardUncertainty, board_uncertainty, interval_view, phase_seed
 from scorers import get_scorer
@@ -40,17 +41,47 @@ class FurtherBoard:
     spec: BoardSpec
     rows: tuple[BoardRow, ...]
     columns: tuple[Column, ...]
-    #: A board ranked by one metric: each entry's interval of it on the board's units, the comparisons of
-    #: neighbours and the tied groups (``leaderboard.uncertainty``); None for a board ranked by ranks, or where
-    #: the phase shows no intervals.
+    #: Each entry's interval on the board's units, the comparisons of neighbours and the tied groups: of the
+    #: metric it ranks by (``leaderboard.uncertainty``), or of the mean rank (``leaderboard.rank_uncertainty``);
+    #: None where the phase shows no intervals or no unit can be resampled.
     uncertainty: BoardUncertainty[int] | None = None
 
     def interval_text(self, row: BoardRow) -> str:
         interval = self.uncertainty.intervals.get(row.entry.candidate.submission_id) if self.uncertainty else None
         if interval is None:
             return "–"
+        mark = "" if interval.reliable else " †"
+        if self.by_ranks:  # mean ranks: the replicates' own values, two decimals as the mean rank shows
+            if interval.zero_width:
+                return "zero width" + mark
+            return f"{interval.low:.2f}–{interval.high:.2f}{mark}"
         column = next(c for c in self.columns if c.metric == self.spec.ranked_by)
-        return interval_words(interval, column) + ("" if interval.reliable else " †")
+        return interval_words(interval, column) + mark
+
+    @property
+    def interval_note(self) -> str:
+        """What the interval column is, in words (under the table and the paper's table)."""
+        if self.by_ranks:
+            return (
+                "95% interval of the mean rank: percentile bootstrap over the board's documents, every metric and "
+                "rank recomputed on each resample; † not a 95% interval (rough, zero width)."
+            )
+        return (
+            "95% interval: bootstrap over the board's documents (BCa, widened for small samples); "
+            "† not a 95% interval (rough, zero width, a stratum too small)."
+        )
+
+    @property
+    def group_note(self) -> str:
+        """What the tied groups are, or why there are none."""
+        if self.uncertainty is None or not self.uncertainty.comparable:
+            return "Too few documents to compare entries: no tied groups (which does not mean tied)."
+        test = (
+            "paired bootstrap of the difference of their mean ranks on the same resamples"
+            if self.by_ranks
+            else "paired bootstrap test of equal means"
+        )
+        return f"Entries of one tied group cannot be told apart (each compared with the next: {test}, Holm-corrected)."
 
     def group(self, row: BoardRow) -> int | None:
         return self.uncertainty.group_of(row.entry.candidate.submission_id) if self.uncertainty else None
@@ -83,7 +114,8 @@ def further_board(
     snapshot: BoardSnapshot, name: str, session_factory: Callable[[], Session] | None = None
 ) -> FurtherBoard:
     """The board ``name`` of the snapshot's phase, ranked (NotFound for a board it does not have); with
-    ``session_factory``, a board ranked by one metric gets its intervals and tied groups on its units."""
+    ``session_factory``, its intervals and tied groups on its units: of the metric it ranks by, or, for a board
+    ranked by ranks, of each entry's mean rank (``leaderboard.rank_uncertainty``)."""
     spec = next((s for s in specs(snapshot) if s.name == name), None)
     if spec is None:
         raise NotFound(f"this phase has no board {name!r}")
@@ -91,13 +123,17 @@ def further_board(
     rows = tuple(rank_board(spec, snapshot.entries, directions))
     columns = tuple(metric_column(snapshot.description, m) for m in spec.metrics)
     uncertain = None
-    if session_factory is not None and spec.ranking == "metric" and snapshot.facts.intervals and rows:
-        uncertain = _uncertainty(snapshot, spec, rows, session_factory)
+    if session_factory is not None and snapshot.facts.intervals and rows:
+        uncertain = _uncertainty(snapshot, spec, rows, directions, session_factory)
     return FurtherBoard(spec, rows, columns, uncertain)
 
 
 def _uncertainty(
-    snapshot: BoardSnapshot, spec: BoardSpec, rows: tuple[BoardRow, ...], session_factory: Callable[[], Session]
+    snapshot: BoardSnapshot,
+    spec: BoardSpec,
+    rows: tuple[BoardRow, ...],
+    directions: dict[str, bool],
+    session_factory: Callable[[], Session],
 ) -> BoardUncertainty[int] | None:
     """The board's intervals and comparisons on its units: all of them, or those of its slice (a unit whose
     statistics carry the slice's dimension with its key); none where no unit does."""
@@ -117,6 +153,12 @@ def _uncertainty(
     if not any(units for _, units in entries):
         return None
     seed = phase_seed(*snapshot.facts.ref)
+    if spec.ranking != "metric":
+        method = "average" if spec.ranking == "mean_of_ranks" else "min"
+        ranked = [
+            (sid, float(row.score or 0.0), row.values, units) for row, (sid, units) in zip(rows, entries, strict=True)
+        ]
+        return rank_uncertainty(scorer, ranked, spec.metrics, directions, method, seed=seed)
     return board_uncertainty(scorer, entries, spec.ranked_by, seed=seed, selected=selected)
 
 
@@ -152,12 +194,7 @@ def paper(board: FurtherBoard, extension: str, caption: str) -> bytes:
         rows.append(cells)
     notes = [board.words]
     if board.uncertainty is not None:
-        notes.append("95% CI: bootstrap interval over the board's documents (BCa); † not a 95% interval.")
-        notes.append(
-            "Entries of one group cannot be told apart (paired bootstrap test of equal means, Holm-corrected)."
-            if grouped
-            else "Too few documents to compare entries: no groups (which does not mean tied)."
-        )
+        notes += [board.interval_note, board.group_note]
     if any(r.entry.candidate.baseline for r in board.rows):
         notes.append("* a baseline run by the organizers.")
     text = (
@@ -172,16 +209,28 @@ def export(board: FurtherBoard, extension: str) -> bytes:
     """The board as CSV or JSON: raw numbers (fractions), each metric's rank where it ranks by ranks."""
     spec = board.spec
     if extension == "json":
-        document: dict[str, Any] = {"board": spec.to_dict(), "entries": [_entry(board, row) for row in board.rows]}
+        names = {row.entry.candidate.submission_id: row.entry.candidate.team for row in board.rows}
+        document: dict[str, Any] = {
+            "board": spec.to_dict(),
+            "columns": [{"key": c.metric, "title": c.header, "label": c.label} for c in board.columns],
+            "entries": [_entry(board, row) for row in board.rows],
+            "interval_of": None if board.uncertainty is None else board.uncertainty.metric,
+            "too_few_units": board.uncertainty is not None and not board.uncertainty.comparable,
+            "comparisons": [
+                {**c.to_dict(), "better_team": names.get(c.better), "worse_team": names.get(c.worse)}
+                for c in (board.uncertainty.comparisons if board.uncertainty else ())
+            ],
+        }
         return (json.dumps(document, ensure_ascii=False, allow_nan=False, indent=2) + "\n").encode("utf-8")
-    header = ["rank", "team", "system", "submitted_at", "baseline", "score", *spec.metrics]
+    titles = [c.header for c in board.columns]  # the metrics' titles where the scorer declares them
+    header = ["rank", "team", "system", "submitted_at", "baseline", "score", *titles]
     if board.by_ranks:
-        header += [f"rank:{m}" for m in spec.metrics]
+        header += [f"rank:{t}" for t in titles]
     if board.uncertainty is not None:
         header += ["interval_low", "interval_high", "interval_label", "tied_group"]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(header)
+    writer.writerow([safe_cell(h) for h in header])
     for row in board.rows:
         c = row.entry.candidate
         cells = [str(row.rank), safe_cell(c.team), safe_cell(c.system), iso_utc(c.submitted_at)]

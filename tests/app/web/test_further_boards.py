@@ -16,8 +16,12 @@ from scipy.stats import rankdata
 
 from app.services.bundles.loader import load_bundle
 from app.services.competitions import catalog
+from app.services.submissions.results import current_scores
 from app.storage.db import Database
 from leaderboard.multi import BoardSpec
+from leaderboard.rank_uncertainty import rank_uncertainty
+from leaderboard.uncertainty import phase_seed
+from scorers import get_scorer
 from tests.app.builders import HALF, PERFECT, make_user, phase_spec
 from tests.app.services.boards.test_standings import QUARTER
 from tests.app.web.test_api import auth
@@ -63,6 +67,11 @@ def test_further_boards_have_pages_and_exports(db: Database, client: TestClient)
     ]
     assert ranked["entries"][1]["ranks"] == {"accuracy": 2.5}
     assert "Mean rank" in text(client.get(f"{BOARD}/boards/ranks"))
+    # Four documents: the mean ranks' intervals are rough, and no pair is compared (too few, not tied).
+    assert ranked["interval_of"] == "mean_rank" and ranked["too_few_units"] is True
+    assert all(e["interval"]["label"].startswith(("rough", "zero width")) for e in ranked["entries"])
+    assert all(e["tied_group"] is None for e in ranked["entries"]) and ranked["comparisons"][0]["p_value"] is None
+    assert "Too few documents to compare entries" in text(client.get(f"{BOARD}/boards/ranks"))
     # The board ranked by one metric has intervals (four labels: rough) and says the entries are too few to compare.
     assert "Too few documents to compare entries" in text(board) and "†" in text(board)
     assert rows[0]["interval_label"].startswith("zero width") and rows[1]["interval_label"].startswith("rough")
@@ -130,6 +139,34 @@ def test_one_board_per_svident_language_and_a_mean_of_ranks_board(
     assert [e["score"] for e in shown] == sorted(means.values())
     assert all(e["score"] == means[e["team"]] for e in shown)
     assert "German" in client.get(page).text
+    # The mean ranks' intervals and tied groups: the board's units resampled with the phase's seed, every metric
+    # and rank recomputed on each resample (leaderboard.rank_uncertainty, checked by hand in tests/leaderboard).
+    ranked = client.get(f"{page}/boards/ranks.json").json()
+    with db.session() as session:
+        stored = current_scores(session, [e["submission_id"] for e in shown], units=True)
+        task = catalog.get_phase(session, "svident", "detection", "test").task
+        expected = rank_uncertainty(
+            get_scorer(task.scorer, dict(task.scorer_options or {})),
+            [(e["submission_id"], e["score"], e["values"], stored[e["submission_id"]].units) for e in shown],
+            ("precision", "recall"),
+            {"precision": True, "recall": True},
+            "average",
+            seed=phase_seed("svident", "detection", "test"),
+        )
+    assert expected is not None and ranked["interval_of"] == "mean_rank"
+    for e in ranked["entries"]:
+        interval = expected.intervals[e["submission_id"]]
+        assert (e["interval"]["low"], e["interval"]["high"]) == (interval.low, interval.high)
+        assert e["interval"]["units"] == entries[0]["interval"]["units"]  # all the phase's groups
+        assert e["tied_group"] == expected.group_of(e["submission_id"])
+    assert [c["p_value"] for c in ranked["comparisons"]] == [c.p_value for c in expected.comparisons]
+    rows = list(csv.DictReader(io.StringIO(client.get(f"{page}/boards/ranks.csv").text)))
+    assert [float(r["interval_low"]) for r in rows] == [e["interval"]["low"] for e in ranked["entries"]]
+    board_page = text(client.get(f"{page}/boards/ranks"))
+    assert "95% interval of the mean rank" in board_page
+    low, high = ranked["entries"][0]["interval"]["low"], ranked["entries"][0]["interval"]["high"]
+    assert f"{low:.2f}–{high:.2f}" in board_page
+    assert "95% CI" in client.get(f"{page}/boards/ranks.md").text
 
 
 def test_nothing_of_a_hidden_phase_shows_on_its_further_boards(db: Database, client: TestClient) -> None:
