@@ -17,7 +17,10 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
+
+#: A zip as bytes, a file's path, or a seekable stream (so that a large one is read entry by entry, never whole).
+Zip = bytes | Path | BinaryIO
 
 #: Folder names that archiving tools add and that are never data.
 JUNK_FOLDERS = ("__MACOSX",)
@@ -94,10 +97,10 @@ class _Layout:
         )
 
 
-def _members(data: bytes, into: Path, max_entries: int, what: str) -> Iterator[tuple[zipfile.ZipFile, Any, Path]]:
+def _members(data: Zip, into: Path, max_entries: int, what: str) -> Iterator[tuple[zipfile.ZipFile, Any, Path]]:
     """The archive's members that are data, with where each lands; raises for anything unsafe."""
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
+        archive = zipfile.ZipFile(io.BytesIO(data) if isinstance(data, bytes) else data)
         members = archive.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, NotImplementedError) as exc:
         raise ArchiveProblem(f"the {what} is not a readable zip archive ({exc})") from None
@@ -112,8 +115,9 @@ def _members(data: bytes, into: Path, max_entries: int, what: str) -> Iterator[t
             raise ArchiveProblem(f"the {what} entry {member.filename[:200]!r} is a link or a special file")
         layout.add(member.filename, target.relative_to(into).parts, member.is_dir())
         data_members.append((member, target))
-    for member, target in data_members:
-        yield archive, member, target
+    with archive:  # closes the file it opened for a path (a stream passed in stays open)
+        for member, target in data_members:
+            yield archive, member, target
 
 
 def _copy(archive: zipfile.ZipFile, member: Any, sink: IO[bytes] | None, budget: int, what: str) -> int:
@@ -144,7 +148,7 @@ def _copy(archive: zipfile.ZipFile, member: Any, sink: IO[bytes] | None, budget:
     return written
 
 
-def check(data: bytes, *, max_bytes: int, max_entries: int, what: str = "archive") -> int:
+def check(data: Zip, *, max_bytes: int, max_entries: int, what: str = "archive") -> int:
     """What ``unpack`` checks, without writing anything; returns the bytes it would write."""
     total = 0
     for archive, member, _ in _members(data, Path("/"), max_entries, what):
@@ -162,8 +166,9 @@ def _too_large(exc: ArchiveProblem, what: str, max_bytes: int) -> ArchiveProblem
     return exc
 
 
-def unpack(data: bytes, into: Path, *, max_bytes: int, max_entries: int, what: str = "archive") -> int:
-    """Unpack the zip ``data`` into the folder ``into``; returns the bytes written. Raises ``ArchiveProblem``."""
+def unpack(data: Zip, into: Path, *, max_bytes: int, max_entries: int, what: str = "archive") -> int:
+    """Unpack the zip ``data`` (bytes, a path or a seekable stream) into the folder ``into``; returns the bytes
+    written. Raises ``ArchiveProblem``."""
     into.mkdir(parents=True, exist_ok=True)
     written = 0
     for archive, member, target in _members(data, into, max_entries, what):

@@ -10,7 +10,7 @@ about files never read their contents.
 - ``read_blob`` gives the contents as bytes (a gold, a predictions file: what a parser takes whole);
   ``open_blob`` a stream (``open_stream`` one that outlives the session, for a download); ``blob_path`` a
   local file (the disk store's own, else a temporary copy), for a worker that hands a program or a large
-  input to a process.
+  input to a process; ``fetch_blob`` the same, copied to a file the caller names and keeps.
 """
 
 from __future__ import annotations
@@ -190,6 +190,19 @@ def blob_path(session: Session, blob_id: int, folder: Path | None = None) -> Ite
         stores.copy_to_file(session, store, digest, target)  # type: ignore[arg-type]
         target.flush()
         yield Path(target.name)
+
+
+def fetch_blob(session: Session, blob_id: int, target: Path) -> Path:
+    """A local file holding a blob's contents, for reading only: the disk store's own file, else ``target``,
+    written in chunks (a worker's program of hundreds of MB never sits in its memory). Raises ``LookupError``."""
+    store, digest = _located(session, blob_id)
+    stores = stores_of(session)
+    local = stores.get(store).local_path(digest)
+    if local is not None:
+        return local
+    with target.open("wb") as sink:
+        stores.copy_to_file(session, store, digest, sink)
+    return target
 
 
 def blob_facts(session: Session, blob_ids: list[int]) -> dict[int, tuple[int, str]]:

@@ -1,7 +1,8 @@
 """The steps of a code run, each in the caller's transaction (the job, ``app.services.code.job``, runs them).
 
-``claim`` takes the run's lease and reads what the program needs (plain values); ``inputs`` reads the
-program and the phase's inputs; the program runs outside any transaction; then one of:
+``claim`` takes the run's lease and reads what the program needs (plain values); ``fetch`` gives the
+program and the phase's inputs as local files (streamed from the blob store, never read whole); the program
+runs outside any transaction; then one of:
 
 - ``record_success``: how it ran, its predictions become the submission's file, and the submission is
   queued for the ordinary scoring job (validated there against the public view, scored, ranked);
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import update
@@ -30,7 +32,7 @@ from app.services.jobs.enqueue import enqueue_after_commit
 from app.services.scoring.gold import GoldRef, gold_of
 from app.services.scoring.job import SCORE_SUBMISSION
 from app.services.scoring.steps import ERROR_CHARS, PLATFORM_FAILURE
-from app.storage.blobs import put_blob, read_blob
+from app.storage.blobs import fetch_blob, put_blob
 from app.storage.models import CodeRun, Phase, RunStatus, Submission, SubmissionStatus
 
 #: How much of the end of each log is stored.
@@ -89,9 +91,12 @@ def heartbeat(session: Session, held: CodeClaim, *, now: datetime, lease_seconds
     return lease.renew(session, CodeRun, held.run_id, held.attempt, now=now, lease_seconds=lease_seconds)
 
 
-def inputs(session: Session, held: CodeClaim) -> tuple[bytes, bytes]:
-    """The program's zip and the phase's inputs."""
-    return read_blob(session, held.program_blob_id), read_blob(session, held.inputs_blob_id)
+def fetch(session: Session, held: CodeClaim, folder: Path) -> tuple[Path, Path]:
+    """The program's zip and the phase's inputs as local files: the disk store's own, else copies in ``folder``."""
+    return (
+        fetch_blob(session, held.program_blob_id, folder / "program.zip"),
+        fetch_blob(session, held.inputs_blob_id, folder / "inputs.zip"),
+    )
 
 
 def _text(data: bytes) -> str:

@@ -66,18 +66,19 @@ def prepare(space: Path, code: Path) -> Layout:
     inputs that cannot be used (the platform's failure, never the team's)."""
     stored = space / "input"
     program = space / "ingestion"
-    unpack((stored / PROGRAM_ENTRY).read_bytes(), program, what="ingestion program", **UNPACK)
+    unpack(stored / PROGRAM_ENTRY, program, what="ingestion program", **UNPACK)
     root = program_root(program)
     command = ingestion.substitute(read_command(root))
     data = space / INPUT_DATA
     data.mkdir()
     source = stored / INPUT_DATA
     for file in sorted(source.iterdir()) if source.is_dir() else []:
-        content = file.read_bytes()
-        if is_zip(content):
-            unpack(content, data, what="input data", **UNPACK)
+        with file.open("rb") as head:
+            zipped = is_zip(head.read(4))
+        if zipped:
+            unpack(file, data, what="input data", **UNPACK)
         else:
-            (data / file.name).write_bytes(content)
+            shutil.copyfile(file, data / file.name)
     (space / "shared").mkdir()
     if find_metadata(code) is None:
         # Codabench copies a submission without a metadata file into the output before the ingestion runs

@@ -1,20 +1,23 @@
 """The ``run_code`` job: run a submission's program on its phase's hidden inputs, on the ``gpu`` queue.
 
-The job claims the run (a lease, renewed by a heartbeat thread while the program runs), reads the program
-and the inputs, and runs the program in the sandbox outside any transaction
-(``app.services.code.sandboxed``). Its predictions are checked against the phase's public view as an
-upload is: predictions the scorer refuses are the program's fault, like a crash, a limit or no output.
-Then ``execution`` stores the outcome; predictions that pass are queued for the ordinary scoring job.
-A platform failure (no sandbox on this worker, a runtime that is missing, stored inputs that cannot be
-unpacked) fails the run refunded; a worker that dies leaves the lease to expire, and the sweeper sends
-the job again (``max_attempts`` in all).
+The job claims the run (a lease, renewed by a heartbeat thread while the program runs), fetches the program
+and the inputs to local files (streamed: a model of hundreds of MB never sits in memory), and runs the program
+in the sandbox outside any transaction (``app.services.code.sandboxed``). Its predictions are checked against
+the phase's public view as an upload is: predictions the scorer refuses are the program's fault, like a crash,
+a limit or no output. Then ``execution`` stores the outcome; predictions that pass are queued for the ordinary
+scoring job. A platform failure (no sandbox on this worker, a runtime that is missing, stored inputs that cannot
+be unpacked) fails the run refunded; a worker that dies leaves the lease to expire, and the sweeper sends the job
+again (``max_attempts`` in all).
 """
 
 from __future__ import annotations
 
 import logging
+import tempfile
 from collections.abc import Callable
+from contextlib import ExitStack
 from functools import partial
+from pathlib import Path
 
 from sqlalchemy.orm import Session
 
@@ -57,6 +60,7 @@ def run_code_job(ctx: JobContext, run_id: int) -> None:
     run_id = held.run_id
     platform = partial(_platform, held=held)
     with (
+        ExitStack() as stack,
         failing(ctx, RUN_CODE, run_id, platform, known=CANNOT_RUN, explain=_cannot_run) as attempt,
         heartbeats(
             ctx,
@@ -64,10 +68,13 @@ def run_code_job(ctx: JobContext, run_id: int) -> None:
             f"code run {held.run_id}",
         ),
     ):
+        where = isolation(ctx.settings, held)
+        folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="podium-fetch-", dir=where.scratch))
         program, inputs = retry(
-            f"reading the program of code run {run_id}", lambda: ctx.read(lambda s: execution.inputs(s, held))
+            f"reading the program of code run {run_id}",
+            lambda: ctx.read(lambda s: execution.fetch(s, held, Path(folder))),
         )
-        outcome = placement.run_here(ctx, held, program, inputs, isolation(ctx.settings, held))
+        outcome = placement.run_here(ctx, held, program, inputs, where)
         if outcome.predictions is not None:
             outcome = retry(
                 f"checking the predictions of code run {run_id}",

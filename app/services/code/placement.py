@@ -49,6 +49,7 @@ from app.services.jobs.kinds import JobContext
 from app.services.jobs.retry import GaveUp, with_retries
 from app.storage.models import CodeRun, Phase, RunStatus, Submission
 from app.storage.types import utcnow
+from codalab.archives import Zip
 from sandbox import RuntimeProblem, SandboxUnavailable, check_available, choose_runtime
 from sandbox.gpus import Gpu, GpuProblem, detect, hold
 from sandbox.runtimes import check_readable
@@ -210,7 +211,7 @@ def lock_dir(settings: Settings) -> Path:
     return settings.gpu_lock_dir or Path(tempfile.gettempdir())
 
 
-def run_here(ctx: JobContext, held: CodeClaim, program: bytes, inputs: bytes, where: Isolation) -> CodeOutcome:
+def run_here(ctx: JobContext, held: CodeClaim, program: Zip, inputs: Zip, where: Isolation) -> CodeOutcome:
     """Run the program with a GPU where its phase asks for one and this worker has one; a sandbox found unusable
     puts the run back to wait (``CodeOutcome.released``) instead of failing it."""
     gpus = _gpus(ctx.settings.gpu_devices)[0] if held.code.gpu else ()

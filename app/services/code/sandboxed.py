@@ -25,7 +25,7 @@ from pathlib import Path
 
 from app.services.code import ingestion
 from app.services.code.settings import CodeSettings
-from codalab.archives import ArchiveProblem, pack_folder, unpack
+from codalab.archives import ArchiveProblem, Zip, pack_folder, unpack
 from codalab.program import PROGRAM_ENV, ProgramProblem, find_metadata, read_command
 from sandbox import Bind, Limits, RunResult, Runtime, run
 from sandbox.cleanup import remove_tree
@@ -102,8 +102,9 @@ def _predictions(output: Path, code: CodeSettings, limit: int) -> CodeOutcome | 
     return path.read_bytes()
 
 
-def run_code(program: bytes, inputs: bytes, code: CodeSettings, where: Isolation) -> CodeOutcome:
-    """Unpack the program and the inputs, run the program on them, and read its predictions."""
+def run_code(program: Zip, inputs: Zip, code: CodeSettings, where: Isolation) -> CodeOutcome:
+    """Unpack the program and the inputs (zips: bytes, or local files read entry by entry), run the program on
+    them, and read its predictions."""
     limits = Limits(
         wall_seconds=code.time_limit_s,
         memory_bytes=code.memory_mb * MIB,

@@ -3,14 +3,10 @@ participation requests and organizer actions on a phase."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import StreamingResponse
-from sqlalchemy.orm import Session
-from starlette.background import BackgroundTask
 from starlette.status import HTTP_201_CREATED
 
 from app.services.accounts import access
@@ -18,10 +14,9 @@ from app.services.bundles.uploads import bundle_from_upload
 from app.services.code.settings import caps_of
 from app.services.competitions import catalog, downloads, participation, phase_edits, samples, usage
 from app.services.errors import InvalidInput, UploadTooLarge
-from app.storage.blobs import blob_facts, open_stream
-from app.storage.stores import CHUNK
 from app.storage.types import utcnow
 from app.web.deps import CurrentUser, SessionDep, StateDep
+from app.web.downloads import streamed
 from app.web.schemas.common import ErrorOut
 from app.web.schemas.competitions import (
     BundleWarningOut,
@@ -158,34 +153,16 @@ def phase_changes(competition: str, task: str, phase: str, session: SessionDep, 
     return PhaseChangeList(changes=[PhaseChangeOut.of(c) for c in phase_edits.phase_changes(session, user, phase_row)])
 
 
-def _streamed(session: Session, name: str, blob_id: int) -> Response:
-    """The file as an attachment, streamed from its store in chunks (it is never held whole)."""
-    size, _ = blob_facts(session, [blob_id])[blob_id]
-    stream = open_stream(session, blob_id)
-
-    def chunks() -> Iterator[bytes]:
-        with stream:
-            while chunk := stream.read(CHUNK):
-                yield chunk
-
-    safe = name.replace('"', "").replace("\\", "")
-    headers = {"Content-Disposition": f'attachment; filename="{safe}"', "Content-Length": str(size)}
-    # Closed after the answer too, should the client leave before the first chunk was read.
-    return StreamingResponse(
-        chunks(), media_type="application/octet-stream", headers=headers, background=BackgroundTask(stream.close)
-    )
-
-
 @router.get("/{competition}/tasks/{task}/files/{name}", response_class=Response)
 def download_training_file(competition: str, task: str, name: str, session: SessionDep) -> Response:
     """A training file of the task."""
-    return _streamed(session, name, downloads.training_file(session, competition, task, name))
+    return streamed(session, name, downloads.training_file(session, competition, task, name))
 
 
 @router.get("/{competition}/tasks/{task}/phases/{phase}/files/{name}", response_class=Response)
 def download_phase_file(competition: str, task: str, phase: str, name: str, session: SessionDep) -> Response:
     """A public input file of the phase (never its gold)."""
-    return _streamed(session, name, downloads.phase_file(session, competition, task, phase, name))
+    return streamed(session, name, downloads.phase_file(session, competition, task, phase, name))
 
 
 @router.get(
