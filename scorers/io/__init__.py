@@ -8,6 +8,7 @@ naming the line, column or key.
 
 The package's modules, each one concept: ``text`` (decoding), ``collector`` (``gc_paused``),
 ``strict_json`` (one JSON document), ``json_object`` (a top-level object read member by member),
+``plain_json`` (JSON Lines parsed by orjson where it gives the strict decoder's values),
 ``rows`` (JSON Lines, TSV, CSV), ``writing`` (the sample submissions' bytes) and ``zipped`` (a
 zipped submission). The names callers use are all here.
 """

@@ -3,6 +3,7 @@ figure the phase publishes from it, its largest role (``CdaeGold.largest_role``,
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from sys import intern
 from typing import Any
@@ -12,6 +13,7 @@ from scorers.families.ceaf_cost import gold_role_sizes
 from scorers.families.ceaf_similarity import TokenIds
 from scorers.families.ceaf_templates import Template, collapse_identical
 from scorers.io import gc_paused, iter_json_lines
+from scorers.io.plain_json import Unsure, plain_lines
 from scorers.tasks.famus_format import FRAME_KEY, GOLD_BOOKKEEPING_KEYS, Place, quote, show, template_frame
 from scorers.tasks.famus_limits import DEFAULT_LIMITS, CdaeLimits, CdaePublic
 
@@ -83,12 +85,25 @@ def _parse_gold_template(raw: Any, place: Place, problems: Problems, limits: Cda
 
 @gc_paused()  # many small containers, no cycles: see scorers.io.gc_paused
 def parse_cdae_gold(data: bytes, limits: CdaeLimits = DEFAULT_LIMITS) -> CdaeGold:
-    """Read IterX-format gold lines; raise ``InvalidGold`` listing the problems."""
+    """Read IterX-format gold lines; raise ``InvalidGold`` listing the problems.
+
+    The lines are parsed by orjson where it vouches for the strict decoder's values (``plain_lines``); a file it
+    cannot vouch for, or one with any problem, is read again with the strict decoder, so that every refusal is
+    worded, line and column, from the strict decoder's values.
+    """
+    try:
+        return _read_gold(lambda problems: plain_lines(data), limits)
+    except (Unsure, InvalidGold):
+        pass
+    return _read_gold(lambda problems: iter_json_lines(data, problems, InvalidGold), limits)
+
+
+def _read_gold(lines: Callable[[Problems], Iterable[tuple[int, Any]]], limits: CdaeLimits) -> CdaeGold:
     problems = Problems(InvalidGold)
     documents: dict[str, list[Template]] = {}
     tokens = TokenIds()
     largest = [0, 0]
-    for number, line in iter_json_lines(data, problems, InvalidGold):
+    for number, line in lines(problems):
         where = f"line {number}"
         if not isinstance(line, dict):
             problems.add(where, 'expected an object with "docid" and "templates"')

@@ -9,6 +9,7 @@ phase publishes with its format, so a refusal depends on the submission and the 
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from scorers.base import PublicIds
@@ -95,16 +96,19 @@ class CdaeBudget:
         self.most_comparisons: tuple[int, RolePlace] = (0, ("", 0, ""))
         self.most_token_pairs: tuple[int, RolePlace] = (0, ("", 0, ""))
 
-    def add(self, place: RolePlace, texts: set[str]) -> None:
-        if not texts:  # an empty role costs nothing (role_work gives 0, 0)
-            return
-        comparisons, token_pairs = role_work(texts, self.largest_role, join=self.join)
-        self.comparisons += comparisons
-        self.token_pairs += token_pairs
-        if comparisons > self.most_comparisons[0]:
-            self.most_comparisons = (comparisons, place)
-        if token_pairs > self.most_token_pairs[0]:
-            self.most_token_pairs = (token_pairs, place)
+    def add_template(self, docid: str, index: int, roles: Iterable[tuple[str, Collection[str]]]) -> None:
+        """Add the roles of a document's template ``index``, each with its distinct filler texts."""
+        largest, join = self.largest_role, self.join
+        for role, texts in roles:
+            if not texts:  # an empty role costs nothing (role_work gives 0, 0)
+                continue
+            comparisons, token_pairs = role_work(texts, largest, join=join)
+            self.comparisons += comparisons
+            self.token_pairs += token_pairs
+            if comparisons > self.most_comparisons[0]:
+                self.most_comparisons = (comparisons, (docid, index, role))
+            if token_pairs > self.most_token_pairs[0]:
+                self.most_token_pairs = (token_pairs, (docid, index, role))
 
     def check(self, problems: Problems) -> None:
         for name, unit, total, (most, (docid, index, role)) in (

@@ -24,7 +24,7 @@ def _filler_text(filler: Any) -> str | None:
 
 
 #: A predicted template as read, before clean-up: its frame and, per role, the distinct filler texts.
-RawTemplate = tuple[str, list[tuple[str, set[str]]]]
+RawTemplate = tuple[str, list[tuple[str, tuple[str, ...]]]]
 
 
 def _read_submitted_template(raw: Any, place: Place, problems: Problems, limits: CdaeLimits) -> RawTemplate | None:
@@ -61,7 +61,7 @@ def _read_submitted_template(raw: Any, place: Place, problems: Problems, limits:
                 texts.add(text)
                 continue
             problems.add(f"{place()}, role {quote(role)}, filler {f_index}", message)
-        roles.append((intern(role), texts))
+        roles.append((intern(role), tuple(texts)))  # a tuple: a third of a small set's memory, held until clean-up
     return frame, roles
 
 
@@ -110,8 +110,7 @@ def _cdae_templates(
             read = _read_submitted_template(template, place, problems, limits)
             if read is not None:
                 templates.append(read)
-                for role, texts in read[1]:
-                    budget.add((docid, t_index, role), texts)
+                budget.add_template(docid, t_index, read[1])
         documents[docid] = templates
     budget.check(problems)
     problems.raise_if_any()
