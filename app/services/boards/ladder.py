@@ -15,11 +15,14 @@ question the ladder refuses to.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.services.boards.kept import Kept
+from app.services.boards.standings import ScoreName, score_names
 from app.services.submissions.results import current_scores
 from app.storage.models import Phase
 from leaderboard.ladder import climb
@@ -30,28 +33,56 @@ LADDER = "ladder"
 
 
 def on_ladder(
-    session: Session, phase: Phase, candidates: list[Candidate], rules: Rules, description: ScorerDescription
+    session: Session,
+    phase: Phase,
+    candidates: list[Candidate],
+    rules: Rules,
+    description: ScorerDescription,
+    kept: Kept | None = None,
+    names: Mapping[int, ScoreName] | None = None,
 ) -> list[Candidate]:
-    """``candidates`` as the ladder board shows them (see the module docstring)."""
+    """``candidates`` as the ladder board shows them (see the module docstring); ``kept`` holds each entrant's climb
+    by its scores, so that a board built again reads the units of the entrants that submitted since; ``names``: each
+    submission's newest score, where the caller read them (``standings.candidates``)."""
     task = phase.task
     scorer = get_scorer(task.scorer, dict(task.scorer_options or {}))
+    memory = kept if kept is not None else Kept(0)
     scored = [c for c in candidates if c.rankable]
-    stored = current_scores(session, [c.submission_id for c in scored], units=True)
-    units = {sid: score.units for sid, score in stored.items()}
     spec = description.metric(rules.primary)
+    higher = rules.higher_is_better.get(rules.primary, True)
+    fraction = spec is not None and spec.fraction
     by_entrant: dict[EntrantKey, list[Candidate]] = {}
     for candidate in sorted(scored, key=lambda c: (utc(c.submitted_at), c.submission_id)):
         by_entrant.setdefault(candidate.entrant, []).append(candidate)
+    if names is None or any(c.submission_id not in names for c in scored):
+        names = score_names(session, [c.submission_id for c in scored])
     shown: dict[int, float | None] = {}
+    todo: dict[Hashable, list[Candidate]] = {}
     for entrant_candidates in by_entrant.values():
+        # An entrant's climb depends only on its scores, in order: kept by them, it is redone when one is added.
+        scores = tuple(names.get(c.submission_id) for c in entrant_candidates)
+        key: Hashable = ("ladder", scores, rules.primary, higher, fraction)
+        found, rungs = memory.get(key)
+        if found:
+            shown.update(rungs)
+        else:
+            todo[key] = entrant_candidates
+    needed = [c.submission_id for entrant_candidates in todo.values() for c in entrant_candidates]
+    stored = current_scores(session, needed, units=True) if needed else {}
+    memory.count("units read", len(stored))
+    units = {sid: score.units for sid, score in stored.items()}
+    del stored
+    for key, entrant_candidates in todo.items():
         rungs = climb(
             scorer,
             [(c.submission_id, units.get(c.submission_id) or None) for c in entrant_candidates],
             rules.primary,
-            higher_is_better=rules.higher_is_better.get(rules.primary, True),
-            round_to_units=spec is not None and spec.fraction,
+            higher_is_better=higher,
+            round_to_units=fraction,
         )
-        shown.update({rung.key: rung.shown for rung in rungs if rung.raised})
+        raised = {rung.key: rung.shown for rung in rungs if rung.raised}
+        memory.put(key, raised)
+        shown.update(raised)
     return [_as_shown(c, shown, rules.primary) for c in candidates]
 
 

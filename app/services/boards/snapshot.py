@@ -198,14 +198,17 @@ def compute_snapshot(
     hidden = viewers == "public" and not phase.metrics_public
     now = time.monotonic()
     read: list[Candidate] = []
+    names: dict[int, standings.ScoreName] = {}  # each submission's newest score, read with the candidates
     if not hidden:
         breakdowns = described.leaderboard_breakdowns
-        read = standings.candidates(session, phase, with_columns=breakdowns, kept=kept)
+        read = standings.candidates(session, phase, with_columns=breakdowns, kept=kept, names=names)
         if viewers == "public" and phase.frozen_at is not None and phase.revealed_at is None:
             # A frozen board: what came later is scored and shown to its team, not here, until the reveal.
             frozen_at = utc(phase.frozen_at)
             read = [c for c in read if utc(c.submitted_at) < frozen_at]
-    shown = ladder.on_ladder(session, phase, read, rules, described) if phase.board == ladder.LADDER else read
+    shown = (
+        ladder.on_ladder(session, phase, read, rules, described, kept, names) if phase.board == ladder.LADDER else read
+    )
     entries = tuple(rank(shown, rules))
     split = None
     revealed = phase.private_share is not None and phase.revealed_at is not None
@@ -216,7 +219,7 @@ def compute_snapshot(
     uncertain = None
     if not hidden and phase.intervals and entries:
         ranked_by = phase.private_board if revealed else None
-        uncertain = _uncertainty(session, phase, entries, rules.primary, kept, ranked_by)
+        uncertain = _uncertainty(session, phase, entries, rules.primary, kept, ranked_by, names)
     return BoardSnapshot(
         facts=PhaseFacts.of(phase),
         viewers=viewers,
@@ -255,6 +258,7 @@ def _uncertainty(
     metric: str,
     kept: Kept | None,
     ranked_by: str | None = None,
+    names: dict[int, standings.ScoreName] | None = None,
 ) -> BoardUncertainty[int] | None:
     """The board's intervals and comparisons; a failure costs them, never the board."""
     task = phase.task
@@ -265,7 +269,7 @@ def _uncertainty(
         if ranked_by is not None:
             private_board = "all" if ranked_by == "all" else "private"
         return uncertainty.of_board(
-            session, scorer, entries, metric=metric, seed=seed, kept=kept, private_board=private_board
+            session, scorer, entries, metric=metric, seed=seed, kept=kept, private_board=private_board, names=names
         )
     except Exception:
         log.exception("the intervals of phase %s could not be computed", phase.id)

@@ -12,11 +12,11 @@ numbers of the new score only.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import exists, func, select
+from sqlalchemy.orm import Session, aliased
 
 from app.services.boards.kept import Kept
 from app.storage.models import Phase, Score, Submission, SubmissionStatus, Team
@@ -31,18 +31,26 @@ def _baseline_system(name: str | None, version: str | None) -> str:
     return " ".join(part for part in (name, version) if part)
 
 
+#: A score as what is kept of it is keyed: its id and creation time (a row id used again after a deletion is
+#: another score).
+ScoreName = tuple[int, Any]
+
+
 def candidates(
-    session: Session, phase: Phase, *, with_columns: tuple[str, ...] = (), kept: Kept | None = None
+    session: Session,
+    phase: Phase,
+    *,
+    with_columns: tuple[str, ...] = (),
+    kept: Kept | None = None,
+    names: dict[int, ScoreName] | None = None,
 ) -> list[Candidate]:
     """Every submission of the phase as the ranking sees it (with numbers; visibility is the caller's). ``kept``
-    holds the numbers of scores read before (see the module docstring)."""
-    newest = (
-        select(Score.submission_id, func.max(Score.round).label("round"))
-        .join(Submission, Submission.id == Score.submission_id)
-        .where(Submission.phase_id == phase.id)
-        .group_by(Score.submission_id)
-        .subquery()
-    )
+    holds the numbers of scores read before (see the module docstring); ``names``, when given, receives each
+    scored submission's newest score (``score_names``), read with them."""
+    # The newest round's score: one with no later round (an index probe per score, whatever the planner's
+    # statistics say; a join on a grouped subquery went quadratic on PostgreSQL before its tables were analyzed).
+    later = aliased(Score)
+    newest = ~exists().where(later.submission_id == Score.submission_id, later.round > Score.round)
     query = (
         select(
             Submission.id,
@@ -59,14 +67,14 @@ def candidates(
             Score.created_at.label("scored_at"),
         )
         .outerjoin(Team, Team.id == Submission.team_id)
-        .outerjoin(newest, newest.c.submission_id == Submission.id)
-        .outerjoin(Score, (Score.submission_id == Submission.id) & (Score.round == newest.c.round))
+        .outerjoin(Score, (Score.submission_id == Submission.id) & newest)
         .where(Submission.phase_id == phase.id)
     )
     rows = session.execute(query).all()
-    numbers = _numbers(
-        session, [(row.score_id, row.scored_at) for row in rows if row.score_id is not None], with_columns, kept
-    )
+    named = {row.id: (row.score_id, row.scored_at) for row in rows if row.score_id is not None}
+    if names is not None:
+        names.update(named)
+    numbers = _numbers(session, list(named.values()), with_columns, kept)
     out = []
     for row in rows:
         metrics, columns = numbers.get(row.score_id, (None, {}))
@@ -125,4 +133,23 @@ def _numbers(
             out[row.id] = value
             memory.put(missing[row.id], value)
     memory.count("scores read", len(todo))
+    return out
+
+
+def score_names(session: Session, ids: Sequence[int]) -> dict[int, ScoreName]:
+    """Each submission's newest score, named by its id and creation time (so that a row id used again after a
+    deletion is another score)."""
+    out: dict[int, ScoreName] = {}
+    for first in range(0, len(ids), BATCH):
+        batch = list(ids[first : first + BATCH])
+        newest = (
+            select(Score.submission_id, func.max(Score.round).label("round"))
+            .where(Score.submission_id.in_(batch))
+            .group_by(Score.submission_id)
+            .subquery()
+        )
+        query = select(Score.submission_id, Score.id, Score.created_at).join(
+            newest, (Score.submission_id == newest.c.submission_id) & (Score.round == newest.c.round)
+        )
+        out.update({row.submission_id: (row.id, row.created_at) for row in session.execute(query)})
     return out

@@ -26,13 +26,14 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.services.boards.kept import Kept
+from app.services.boards.standings import ScoreName, score_names
 from app.services.submissions.results import current_scores
 from app.storage.models import Phase, Score, Submission
 from leaderboard.bootstrap import Interval
@@ -67,15 +68,20 @@ def of_board(
     seed: int,
     kept: Kept | None = None,
     private_board: PrivateBoard | None = None,
+    names: Mapping[int, ScoreName] | None = None,
 ) -> BoardUncertainty[int] | None:
     """The intervals, comparisons and tied groups of ``entries`` (board order), keyed by submission id. With
     ``private_board`` (a revealed phase with a private split) over the private board's units: its private units
-    or all units (``scorers.split.board_units``); the stored intervals are the public units', so none is used."""
+    or all units (``scorers.split.board_units``); the stored intervals are the public units', so none is used.
+    ``names``: each submission's newest score, where the caller read them (``standings.candidates``)."""
     if not entries:
         return None
     memory = kept if kept is not None else Kept(0)
     ids = [e.candidate.submission_id for e in entries]
-    name = _score_names(session, ids)
+    if names is not None and all(sid in names for sid in ids):
+        name = {sid: names[sid] for sid in ids}
+    else:
+        name = score_names(session, ids)
     which = private_board or "public"  # which units, in every key: a split's boards share no test or interval
     stored = _stored_intervals(session, name, metric, seed, which, memory, private_board is None)
     trials = board_trials(max(0, len(ids) - 1))
@@ -133,28 +139,9 @@ def of_board(
     return dataclasses.replace(board, computed=len(fresh), tested=tested, fresh=fresh)
 
 
-def _score_names(session: Session, ids: Sequence[int]) -> dict[int, tuple[int, Any]]:
-    """Each submission's newest score, named by its id and creation time (so that a row id used again after a
-    deletion is another score)."""
-    out: dict[int, tuple[int, Any]] = {}
-    for first in range(0, len(ids), BATCH):
-        batch = list(ids[first : first + BATCH])
-        newest = (
-            select(Score.submission_id, func.max(Score.round).label("round"))
-            .where(Score.submission_id.in_(batch))
-            .group_by(Score.submission_id)
-            .subquery()
-        )
-        query = select(Score.submission_id, Score.id, Score.created_at).join(
-            newest, (Score.submission_id == newest.c.submission_id) & (Score.round == newest.c.round)
-        )
-        out.update({row.submission_id: (row.id, row.created_at) for row in session.execute(query)})
-    return out
-
-
 def _stored_intervals(
     session: Session,
-    name: dict[int, tuple[int, Any]],
+    name: dict[int, ScoreName],
     metric: str,
     seed: int,
     which: str,
