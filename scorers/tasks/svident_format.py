@@ -309,8 +309,9 @@ def _check_scores(key: str, candidates: dict[str, Any], problems: Problems) -> b
     """True when every score is a JSON number that is finite as a double (NaN never parses; 1e999 parses as an
     infinity, see ``parse_run``)."""
     scores = candidates.values()
-    # The common case, checked without a Python loop over the candidates.
-    if set(map(type, scores)) <= {float} and math.inf not in scores and -math.inf not in scores:
+    # The common case, checked without a Python loop over the candidates: floats whose sum (added as C doubles) is
+    # finite hold no infinity; a sum that overflows, or an infinity, is looked at score by score below.
+    if set(map(type, scores)) <= {float} and math.isfinite(sum(scores)):
         return True
     ok = True
     for variable, score in candidates.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -209,6 +210,17 @@ def test_disambiguation_refusals_of_the_json_text(submission: bytes, message: st
     with pytest.raises(InvalidSubmission) as caught:
         get_scorer("svident-disambiguation").score(RANKING_GOLD, submission)
     assert message in str(caught.value)
+
+
+def test_finite_scores_whose_sum_overflows_are_scores_and_an_infinity_among_them_is_not() -> None:
+    # The common case is checked by adding the scores as doubles: a sum past the double range must send the list
+    # to the score-by-score check, which accepts it, as it refuses an infinity among finite scores.
+    scorer = get_scorer("svident-disambiguation")
+    large = {"q1": {"a": 1.5e308, "b": 1.6e308, "c": 1e308}, "q2": {}, "q3": {}, "q4": {}}
+    assert scorer.parse_submission(json.dumps(large).encode(), scorer.public_view(scorer.parse_gold(RANKING_GOLD)))
+    with pytest.raises(InvalidSubmission) as caught:
+        scorer.score(RANKING_GOLD, b'{"q1": {"a": 1.5e308, "b": -1e308, "c": 1e999}, "q2": {}, "q3": {}, "q4": {}}')
+    assert 'key "q1", variable "c": the score is too large (it overflows to infinity)' in str(caught.value)
 
 
 # -- both tasks: order, subsets, declarations -----------------------------------------------------
