@@ -2,11 +2,13 @@
 
 Each Codabench task becomes a Podium task titled with the task's ``name``; each phase becomes a phase
 of every task it lists, titled with the phase's ``name``. The columns of the leaderboards, in
-``index`` order, are every task's metrics.
+``index`` order, are every task's metrics; a column computed as ``avg_rank`` (Codabench's mean of fractional ranks
+over other columns) is not a metric but a further board of every phase, ranked by ``mean_of_ranks``.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from codalab.bundle import DEFAULT_IMAGE, DEFAULT_TIME_LIMIT, Reader, Translation, slugify, text_of, unique_names
@@ -43,6 +45,11 @@ PHASE_KEYS = (
 
 class V2Reader(Reader):
     kind = "codabench-2"
+
+    def __init__(self, folder: Path, document: dict[str, Any]) -> None:
+        super().__init__(folder, document)
+        #: Further boards from the columns computed as ``avg_rank`` (``rank_board``), given to every phase.
+        self.rank_boards: list[dict[str, Any]] = []
 
     def translate(self) -> Translation:
         y = self.yaml
@@ -174,6 +181,8 @@ class V2Reader(Reader):
                 "public_files": unique_names(public),
                 "time_limit": max(1, -(-limit_ms // 1000)) if limit_ms else DEFAULT_TIME_LIMIT,
             }
+            if self.rank_boards:
+                phase["boards"] = [dict(board) for board in self.rank_boards]
             if ingestion_entry is not None:
                 phase["ingestion_program"] = ingestion_entry
                 if data_entry is not None:
@@ -197,6 +206,7 @@ class V2Reader(Reader):
                 "leaderboards are its metrics"
             )
         metrics, keys = [], set()
+        self.rank_boards = []
         for b, board in enumerate(boards):
             columns = board.get("columns") if isinstance(board, dict) else None
             if not isinstance(columns, list) or not columns:
@@ -207,8 +217,12 @@ class V2Reader(Reader):
                 ((c, col) for c, col in enumerate(columns) if isinstance(col, dict)),
                 key=lambda cc: (_index(cc[1]), cc[0]),
             )
+            by_index = {col.get("index"): col.get("key") for _, col in ordered if col.get("computation") is None}
             for c, column in ordered:
                 where = f"leaderboards[{b}].columns[{c}]"
+                if column.get("computation") == "avg_rank":
+                    self.rank_board(column, by_index, where)
+                    continue
                 self.unmapped(where, column, ("title", "key", "index", "sorting", "precision"))
                 metric = self.metric(
                     column.get("key"), column.get("title"), column.get("sorting"), column.get("precision"), where
@@ -221,6 +235,38 @@ class V2Reader(Reader):
                 keys.add(metric["key"])
                 metrics.append(metric)
         return metrics
+
+    def rank_board(self, column: dict[str, Any], by_index: dict[Any, Any], where: str) -> None:
+        """A column computed as Codabench's ``avg_rank`` (the mean of fractional ranks over the columns of its
+        ``computation_indexes``) as a further board ranked by ``mean_of_ranks``: the same ranking, on a page of its
+        own, since a program's scores carry no such value."""
+        self.unmapped(
+            where, column, ("title", "key", "index", "sorting", "precision", "computation", "computation_indexes")
+        )
+        indexes = column.get("computation_indexes")
+        if isinstance(indexes, str):
+            indexes = [part.strip() for part in indexes.split(",") if part.strip()]
+        if not isinstance(indexes, list) or not indexes:
+            self.problem(f"{where}.computation_indexes", "an avg_rank column needs the indexes of the columns it ranks")
+            return
+        named = [by_index.get(int(i)) if str(i).isdigit() else None for i in indexes]
+        if not all(isinstance(n, str) for n in named):
+            self.problem(
+                f"{where}.computation_indexes", f"expected indexes of this leaderboard's columns, found {indexes!r}"
+            )
+            return
+        key = column.get("key")
+        key = key if isinstance(key, str) and key.strip() else "average-rank"
+        title = column.get("title")
+        name = slugify(key, "average-rank")[:40].strip("-")
+        self.rank_boards.append(
+            {
+                "name": name,
+                "title": title if isinstance(title, str) and title.strip() else key,
+                "metrics": named,
+                "ranking": "mean_of_ranks",
+            }
+        )
 
 
 def _index(item: dict[str, Any]) -> float:

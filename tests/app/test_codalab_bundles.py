@@ -172,6 +172,60 @@ def test_a_program_phase_writes_a_score_alike_on_the_board_the_organizers_table_
     assert lines[1].split()[:3] == ["1", "0.825", "ada"]
 
 
+def with_average_rank(data: bytes) -> bytes:
+    """The Codabench bundle with a third column computed as Codabench's ``avg_rank`` over the other two."""
+    source = zipfile.ZipFile(io.BytesIO(data))
+    buffer = io.BytesIO()
+    column = (
+        "      - title: Average rank\n        key: avg_rank\n        index: 2\n        sorting: asc\n"
+        "        computation: avg_rank\n        computation_indexes: [0, 1]\n"
+    )
+    with zipfile.ZipFile(buffer, "w") as out:
+        for info in source.infolist():
+            content = source.read(info)
+            if info.filename.endswith("competition.yaml"):
+                content = (content.decode().rstrip("\n") + "\n" + column).encode()
+            out.writestr(info, content)
+    return buffer.getvalue()
+
+
+def test_a_codabench_average_rank_column_is_a_board_ranked_by_the_mean_of_fractional_ranks(
+    db: Database, server: TestClient, tmp_path: Path
+) -> None:
+    """Ranked as Codabench ranks it: the mean of each entry's fractional ranks on the columns, by hand."""
+    people = tokens(db)
+    with db.session() as session:
+        people["bob"] = {"Authorization": f"Bearer {users.issue_token(session, make_user(session, 'bob'))}"}
+        session.commit()
+    create(server, people["olga"], with_average_rank(reference_zip("competition_v2_multi_task.zip")))
+    folder = bundle("competition_v2_multi_task.zip", tmp_path / "bundle")
+    labels = (folder / "first" / "reference_data" / "testing_label").read_text().split()
+    wrong = ["1" if label == "0" else "0" for label in labels[:7]]
+    runs = {
+        "ada": zip_files({"prediction": "\n".join(wrong + labels[7:]).encode(), "metadata.json": b'{"duration": 2}'}),
+        "bob": v2_result(folder, "first", 0.5),
+    }
+    url = f"/api/v1/competitions/{V2}/tasks/wheat-seed-first-task/phases/{V2_PHASE}"
+    for name, run in runs.items():
+        assert server.post(f"/api/v1/competitions/{V2}/participation", headers=people[name]).status_code == 200
+        approved = server.post(f"/api/v1/competitions/{V2}/participants/{name}/approve", headers=people["olga"])
+        assert approved.status_code == 200
+        assert submit(server, people[name], url, run)["status"] == "scored"
+    ref = f"{V2}/wheat-seed-first-task/{V2_PHASE}"
+    assert f'href="/c/{ref}/boards/avg-rank"' in server.get(f"/c/{ref}").text
+    board = server.get(f"/c/{ref}/boards/avg-rank.json").json()
+    # By hand: accuracy ranks bob 1 (1.0), ada 2 (0.825); duration (higher is better, as the bundle sorts it)
+    # ranks ada 1 (2), bob 2 (0.5): each means 1.5, and both share the first place.
+    assert board["board"]["ranking"] == "mean_of_ranks" and board["board"]["title"] == "Average rank"
+    assert sorted((e["rank"], e["team"], e["score"]) for e in board["entries"]) == [(1, "ada", 1.5), (1, "bob", 1.5)]
+    assert board["columns"] == [
+        {"key": "accuracy", "title": "Prediction score", "label": "Prediction score ↑"},
+        {"key": "duration", "title": "Duration", "label": "Duration ↑"},
+    ]
+    header = server.get(f"/c/{ref}/boards/avg-rank.csv").text.splitlines()[0]
+    assert header.startswith("rank,team,system,submitted_at,baseline,score,Prediction score,Duration")
+
+
 def renamed_program(data: bytes) -> bytes:
     """The CodaLab bundle with its phases naming scoring_program.zip (the folder they name fails in Python 3)."""
     source = zipfile.ZipFile(io.BytesIO(data))

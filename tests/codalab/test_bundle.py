@@ -262,3 +262,35 @@ def test_both_date_styles(tmp_path: Path, value: Any, expected: str | None) -> N
     reader = Reader(tmp_path, {})
     assert reader.time(value, "start") == expected
     assert reader.problems == []
+
+
+RANKED = V2.replace(
+    "{title: F1, key: f1, index: 0}]}",
+    "{title: F1, key: f1, index: 0},\n"
+    "                                           {title: Average rank, key: avg_rank, index: 2, sorting: asc,\n"
+    "                                            computation: avg_rank, computation_indexes: [0, 1]}]}",
+)
+
+
+def test_a_v2_column_computed_as_the_average_rank_is_a_board_ranked_by_the_mean_of_ranks(tmp_path: Path) -> None:
+    """Codabench's ``avg_rank`` (the mean of fractional ranks over other columns) is Podium's ``mean_of_ranks``:
+    the column becomes a further board of each phase, not a metric the program would have to write."""
+    t = translate(write_bundle(tmp_path / "ranked", RANKED, V2_FILES))
+    assert t.problems == []
+    [task] = t.document["tasks"]
+    assert [m["key"] for m in task["scorer_options"]["metrics"]] == ["f1", "err"]
+    [phase] = task["phases"]
+    assert phase["boards"] == [
+        {"name": "avg-rank", "title": "Average rank", "metrics": ["f1", "err"], "ranking": "mean_of_ranks"}
+    ]
+    assert not any("computation" in w for w in t.warnings)
+    # Indexes that name no column of the leaderboard are a problem named by key path.
+    wrong = translate(write_bundle(tmp_path / "wrong", RANKED.replace("[0, 1]", "[0, 7]"), V2_FILES))
+    assert any(k == "leaderboards[0].columns[2].computation_indexes" for k, _ in wrong.problems), wrong.problems
+    # Another computation (an average of values) is not a rank: dropped with a warning, as before.
+    averaged = translate(
+        write_bundle(tmp_path / "avg", RANKED.replace("computation: avg_rank", "computation: avg"), V2_FILES)
+    )
+    assert any(
+        "not imported (Podium has no equivalent): computation, computation_indexes" in w for w in averaged.warnings
+    )
