@@ -53,6 +53,9 @@ def _application() -> typer.Typer:
 
     built.command("submit")(client.submit_command)
     built.command("delete-submission")(deletion.delete_submission_command)
+    built.command("delete-submissions")(deletion.delete_submissions_command)
+    built.command("delete-competition")(deletion.delete_competition_command)
+    admin.user_app.command("delete")(deletion.user_delete_command)
     built.command("leaderboard")(client.leaderboard_command)
     built.command("final")(client.final_command)
     built.add_typer(client.baseline_app, name="baseline")

@@ -155,6 +155,8 @@ def issue_reset_link(session: Session, user: User, hours: float = RESET_LINK_HOU
     returned once (only its SHA-256 is kept), and any older unused link of the user stops working."""
     if not 0 < hours <= 24 * 30:
         raise InvalidInput("the link was refused", [{"where": "hours", "message": "more than 0, at most 720"}])
+    if user.is_deleted:  # a deleted account stays deleted: nobody sets a password for it
+        raise Conflict(f"{user.name!r} is a deleted account", code="already_deleted")
     token = secrets.token_urlsafe(32)
     session.execute(delete(PasswordReset).where(PasswordReset.user_id == user.id, PasswordReset.used_at.is_(None)))
     now = utcnow()

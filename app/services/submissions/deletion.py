@@ -17,7 +17,9 @@ The file's contents stay in the blob store until nothing refers to them (``app.s
 
 from __future__ import annotations
 
-from sqlalchemy import delete
+from collections.abc import Iterable
+
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from app.services.accounts.access import require_user
@@ -26,7 +28,7 @@ from app.services.boards.snapshot import compute_snapshot
 from app.services.errors import Conflict, Forbidden
 from app.services.submissions.quota import lock_entry
 from app.services.submissions.results import context_of, get_submission
-from app.storage.models import DeletedSubmission, Submission, SubmissionStatus, User
+from app.storage.models import CodeRun, DeletedSubmission, Phase, RunStatus, Submission, SubmissionStatus, User
 
 #: The statuses in which a submission's job is over: nothing will write to it again unless rescored.
 ENDED = (SubmissionStatus.SCORED, SubmissionStatus.FAILED)
@@ -34,11 +36,48 @@ ENDED = (SubmissionStatus.SCORED, SubmissionStatus.FAILED)
 
 def on_final_ranking(session: Session, submission: Submission) -> bool:
     """Whether a revealed board's final ranking shows the submission (its team's counting entry)."""
-    phase = context_of(session, submission)[0]
+    return submission.id in kept_for_record(session, context_of(session, submission)[0])
+
+
+def kept_for_record(session: Session, phase: Phase) -> frozenset[int]:
+    """The submissions a revealed board's final ranking shows (each team's counting entry); none before the
+    reveal. Nobody deletes these: the ranking is the competition's record."""
     if phase.revealed_at is None:
-        return False
+        return frozenset()
     snapshot = compute_snapshot(session, phase, "public", 0)
-    return snapshot.entry_for(submission.id) is not None
+    return frozenset(entry.candidate.submission_id for entry in snapshot.entries)
+
+
+def being_run(session: Session, submission_ids: Iterable[int]) -> frozenset[int]:
+    """Those of the submissions a worker holds right now (being scored, or its code being run): its job would
+    write to rows that are gone. A queued one is held by nobody: a worker that claims it later finds nothing."""
+    ids = list(submission_ids)
+    if not ids:
+        return frozenset()
+    scored = select(Submission.id).where(Submission.id.in_(ids), Submission.status == SubmissionStatus.RUNNING)
+    ran = select(CodeRun.submission_id).where(CodeRun.submission_id.in_(ids), CodeRun.status == RunStatus.RUNNING)
+    return frozenset(session.scalars(scored)) | frozenset(session.scalars(ran))
+
+
+def remove(session: Session, submissions: Iterable[Submission]) -> int:
+    """Delete the submissions, each a team's still counting against its phase's limits (``DeletedSubmission``);
+    how many there were. The caller checked that nothing keeps them."""
+    ids = []
+    for submission in submissions:
+        if submission.team_id is not None and not submission.quota_refunded and not submission.is_baseline:
+            session.add(
+                DeletedSubmission(
+                    phase_id=submission.phase_id,
+                    team_id=submission.team_id,
+                    submission_id=submission.id,
+                    submitted_at=submission.created_at,
+                )
+            )
+        ids.append(submission.id)
+    if ids:
+        session.flush()
+        session.execute(delete(Submission).where(Submission.id.in_(ids)))
+    return len(ids)
 
 
 def _own_submission(session: Session, user: User | None, submission_id: int) -> tuple[Submission, int]:
@@ -76,14 +115,5 @@ def delete_submission(session: Session, user: User | None, submission_id: int) -
             "it cannot be deleted",
             code="on_final_ranking",
         )
-    if not submission.quota_refunded:  # it counted against the phase's limits, and keeps counting
-        session.add(
-            DeletedSubmission(
-                phase_id=submission.phase_id,
-                team_id=team_id,
-                submission_id=submission.id,
-                submitted_at=submission.created_at,
-            )
-        )
-    session.execute(delete(Submission).where(Submission.id == submission.id))
+    remove(session, [submission])  # it counted against the phase's limits, and keeps counting
     session.expunge(submission)

@@ -13,9 +13,20 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship, validates
 from app.storage.models.base import Base
 from app.storage.types import UTCDateTime, utcnow
 
+#: The password hash of a deleted account (``services.accounts.removal``): not an argon2 hash, so no password
+#: verifies against it.
+DELETED_PASSWORD = "!deleted"  # noqa: S105  (a mark, not a secret)
+
+
+def deleted_name(user_id: int) -> str:
+    """The placeholder name of the deleted account ``user_id``; a space is no user name's character, so it names no
+    other account."""
+    return f"deleted user #{user_id}"
+
 
 class User(Base):
-    """An account. ``is_admin`` may do anything; ``is_organizer`` may create competitions."""
+    """An account. ``is_admin`` may do anything; ``is_organizer`` may create competitions. A deleted account is a
+    placeholder (``DELETED_PASSWORD``, ``deleted_name``) kept where boards name it."""
 
     __tablename__ = "users"
 
@@ -29,6 +40,10 @@ class User(Base):
     #: Every browser session carries the version it started under; bumping it (logging out, a new
     #: password, an admin's "sign out everywhere") ends all of them at once.
     session_version: Mapped[int] = mapped_column(default=0, server_default="0")
+
+    @property
+    def is_deleted(self) -> bool:
+        return self.password_hash == DELETED_PASSWORD
 
 
 class ApiToken(Base):

@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 
-from app.web.api import accounts, baselines, competitions, leaderboards, queues, submissions
+from app.web.api import accounts, baselines, competitions, deletions, leaderboards, queues, submissions
 from app.web.deps import get_optional_user, refuse_nul_characters
 from app.web.schemas.common import ErrorOut, Health
 
@@ -35,6 +35,7 @@ router.include_router(submissions.router)
 router.include_router(leaderboards.router)
 router.include_router(baselines.router)
 router.include_router(queues.router)
+router.include_router(deletions.router)
 
 
 @router.get("/health", response_model=Health, tags=["server"])

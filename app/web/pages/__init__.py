@@ -12,7 +12,7 @@ from fastapi.staticfiles import StaticFiles
 
 from app.web import sessions
 from app.web.deps import refuse_nul_in_page_address
-from app.web.pages import accounts, create, deletion, organize, participate, public, queues
+from app.web.pages import accounts, create, deletion, organize, participate, public, queues, removal
 from app.web.pages.render import STATIC, Pages, make_environment
 from app.web.state import AppState
 
@@ -31,6 +31,6 @@ def install(app: FastAPI, state: AppState) -> Pages:
             STATIC / "favicon.svg", media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"}
         )
 
-    for module in (queues, public, accounts, participate, deletion, organize, create):
+    for module in (queues, public, accounts, participate, deletion, removal, organize, create):
         app.include_router(module.router, dependencies=[Depends(refuse_nul_in_page_address)])
     return pages

@@ -26,10 +26,17 @@ class Question:
 
 
 def confirm_first(
-    request: Request, viewer: User, confirmed: str, asking: Question, *, back: str, title: str = ""
+    request: Request,
+    viewer: User,
+    confirmed: str,
+    asking: Question,
+    *,
+    back: str,
+    title: str = "",
+    fields: dict[str, str] | None = None,
 ) -> Response | None:
     """``None`` once the form says ``confirmed=yes``; until then, the page that asks, whose form posts
-    the same action again with the confirmation."""
+    the same action again with the confirmation (and ``fields``, the action's own form fields, as they came)."""
     if confirmed == "yes":
         return None
     context = {
@@ -38,5 +45,6 @@ def confirm_first(
         "button": asking.button,
         "action": request.url.path,
         "back": back,
+        "fields": fields or {},
     }
     return render(request, "confirm.html", context, viewer=viewer)
