@@ -61,14 +61,16 @@ def holding() -> Iterator[type[HoldingScorer]]:
     unregister(HoldingScorer.name)
 
 
-def setup(db: Database) -> None:
+def setup(db: Database, **phase: Any) -> None:
     inputs = bundle_file("inputs.txt", "\n".join(IDS).encode())
     with db.session() as session:
         make_user(session, "olga")
         for name in TEAMS:
             make_user(session, name)
         gold = bundle_file("gold.json", as_bytes(GOLD))
-        make_competition(session, organizers=("olga",), phases=(phase_spec(gold=gold, public_files=(inputs,)),))
+        make_competition(
+            session, organizers=("olga",), phases=(phase_spec(gold=gold, public_files=(inputs,), **phase),)
+        )
         session.commit()
 
 
@@ -178,3 +180,21 @@ def test_a_board_built_window_by_window_is_the_board_built_at_once(
     assert windowed.kept.counts["pairs tested"] == 5
     assert board_facts(by_windows) == board_facts(at_once)
     assert by_windows.uncertainty is not None and by_windows.uncertainty.comparisons
+
+
+def test_a_ladder_board_climbs_again_only_for_the_team_that_submitted(
+    db: Database, holding: type[HoldingScorer]
+) -> None:
+    setup(db, board="ladder")
+    for name, right in zip(TEAMS[:3], (8, 10, 12), strict=True):
+        scored(db, name, right)
+    scored(db, "ada", 9)
+    cache = BoardCache(db)
+    cache.get(REF, "public")
+    before = cache.kept.counts["units read"]
+    scored(db, "bob", 16)
+    after = cache.get(REF, "public")
+    # bob's climb is redone over his two submissions; ada's and cy's are kept. The board then reads the units of
+    # the pairs that changed (bob, now first, and the two below him).
+    assert cache.kept.counts["units read"] - before == 2 + 3
+    assert board_facts(after) == board_facts(BoardCache(db).get(REF, "public"))
