@@ -142,9 +142,16 @@ def test_an_organizer_deletes_a_competition_and_the_collector_frees_its_files(
     assert client.delete(COMPETITION).status_code == 401
     assert client.delete("/api/v1/competitions/nothing", headers=olga).status_code == 404
 
+    # A worker queue of the competition, with a credential that works until the competition goes.
+    assert client.post(f"{COMPETITION}/queues", headers=olga, json={"name": "lab"}).status_code == 201
+    issued = client.post(f"{COMPETITION}/queues/lab/credentials", headers=olga, json={"label": "box"})
+    worker = {"Authorization": f"Bearer {issued.json()['credential']}"}
+    assert client.post("/api/v1/worker/claim", headers=worker, json={}).status_code == 200
+
     answer = client.delete(COMPETITION, headers=olga)
     assert answer.status_code == 200, answer.text
     assert answer.json() == {"competition": "comp", "phases": 1, "submissions": 2, "teams": 2}
+    assert client.post("/api/v1/worker/claim", headers=worker, json={}).status_code == 401
     assert client.get(COMPETITION).status_code == 404
     assert client.get(f"{PHASE}/leaderboard").status_code == 404
     assert client.get(USAGE, headers=olga).status_code == 404
@@ -152,9 +159,9 @@ def test_an_organizer_deletes_a_competition_and_the_collector_frees_its_files(
     # Nothing of it is left in any table; the accounts stay.
     with db.session(read_only=True) as session:
         assert session.scalar(select(func.count(User.id))) == 4
-    for table in ("tasks", "phases", "teams", "team_members", "submissions", "scores", "competition_organizers"):
-        left = _count_table(db, table)
-        assert left == (1 if table in ("tasks", "phases", "competition_organizers") else 0), table
+    others = ("tasks", "phases", "competition_organizers")  # the other competition's
+    for table in (*others, "teams", "team_members", "submissions", "scores", "worker_queues", "worker_credentials"):
+        assert _count_table(db, table) == (1 if table in others else 0), table
 
     # The collector removes the files only the competition named; the other competition's stay.
     stores = Database(db.url, blobs=BlobStores.from_settings(settings))

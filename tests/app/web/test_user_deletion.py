@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from app.cli import app as cli
 from app.storage.db import Database
-from app.storage.models import Submission, Team, TeamMember, User
+from app.storage.models import CompetitionOrganizer, Submission, Team, TeamMember, User
 from tests.app.builders import HALF, PASSWORD, PERFECT, make_competition, make_user, phase_spec
 from tests.app.web import test_pages as pages
 from tests.app.web.test_api import PHASE, auth, entries, setup, upload, wait
@@ -155,6 +155,14 @@ def test_the_account_page_asks_before_deleting_and_the_command_line_deletes(db: 
         bob_id = session.scalar(select(User.id).where(User.name.like("deleted user #%"), User.id != _id(db, "ada")))
     link = CliRunner().invoke(cli, ["user", "reset-link", f"deleted user #{bob_id}"], env=env)
     assert link.exit_code == 2 and "is a deleted account" in link.stderr
+
+    # An organizer's account: the role goes, the competitions stay (site admins run them).
+    olga_id = _id(db, "olga")
+    assert CliRunner().invoke(cli, ["user", "delete", "olga", "--yes"], env=env).exit_code == 0
+    with db.session(read_only=True) as session:
+        roles = session.scalar(select(func.count()).where(CompetitionOrganizer.user_id == olga_id))
+    assert roles == 0
+    assert client.get("/api/v1/competitions/comp").status_code == 200
 
 
 def _id(db: Database, name: str) -> int:
