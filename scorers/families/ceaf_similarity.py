@@ -104,6 +104,8 @@ class TokenIds:
 
 def phi3(gold: Entity, predicted: Entity) -> float:
     """Number of predicted mentions whose text is one of the gold entity's mentions."""
+    if len(gold) == 1 and len(predicted) == 1:  # most entities: no set to build
+        return 1.0 if gold[0] == predicted[0] else 0.0
     wanted = set(gold)
     return float(sum(1 for text in predicted if text in wanted))
 
@@ -123,6 +125,8 @@ def soft_similarity(
         best = 0.0
         for g in gold:
             for p in predicted:
+                if g == p:  # equal texts are equal token lists: similarity 1.0 exactly, which no pair exceeds
+                    return 1.0
                 value = memo.get((g, p))
                 if value is None:
                     value = memo[(g, p)] = float(similarity(tokens(g), tokens(p)))

@@ -97,6 +97,19 @@ def test_soft_takes_the_best_mention_pair_and_memoises() -> None:
     assert set(cache) == {("the old harbour", "harbour"), ("the old harbour", "the harbour")}
 
 
+MENTIONS = st.lists(st.sampled_from(["a", "a b", "the a", "A", "b", " a ", "c d e"]), min_size=1, max_size=3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(MENTIONS, MENTIONS)
+def test_phi3_and_soft_are_their_definitions(gold: list[str], predicted: list[str]) -> None:
+    # Both take shortcuts (one mention each; equal texts): checked against the definitions, float for float.
+    assert phi3(tuple(gold), tuple(predicted)) == float(sum(1 for text in predicted if text in set(gold)))
+    best = max(token_similarity(g, p) for g in gold for p in predicted)
+    assert soft_similarity()(tuple(gold), tuple(predicted)) == best
+    assert soft_similarity({}, TokenIds().of)(tuple(gold), tuple(predicted)) == best
+
+
 # -- clean-up -------------------------------------------------------------------------------------
 def test_identical_strings_count_once() -> None:
     assert join_substrings(["x", "x", "x"]) == [("x",)]
