@@ -1,6 +1,7 @@
 """``podium queue``: a competition's own queues on a running server, over its JSON API (organizers): create one,
-issue, revoke and rotate its worker credentials, send a code phase's runs to it or back, and list them with each
-worker's last contact and the backlog. A refusal prints the server's reasons and exits with code 2."""
+issue, revoke and rotate its worker credentials, send a code phase's runs (and a program-scored phase's scoring)
+to it or back, delete it (its phases go back to the platform), and list them with each worker's last contact and
+the backlog. A refusal prints the server's reasons and exits with code 2."""
 
 from __future__ import annotations
 
@@ -73,6 +74,7 @@ def list_command(
         for c in queue["credentials"]:
             state = "revoked" if c["revoked_at"] else ("live" if c["live"] else "silent")
             running = ", running " + ", ".join(map(str, c["running"])) if c["running"] else ""
+            running += ", scoring " + ", ".join(map(str, c.get("scoring", []))) if c.get("scoring") else ""
             typer.echo(
                 f"  {c['id']} {c['label'] or '-'}: {state}, last contact {c['last_contact_at'] or 'never'}{running}"
             )
@@ -119,11 +121,29 @@ def route_command(
     server: Server = "",
     token: Token = "",
     platform: Annotated[bool, typer.Option("--platform", help="Back to the platform's own workers.")] = False,
+    scoring: Annotated[
+        bool,
+        typer.Option(
+            "--scoring", help="A phase scored by a program: its scoring goes to the queue too (with its gold)."
+        ),
+    ] = False,
 ) -> None:
     """Send the phase's code runs to a queue of its competition, or back to the platform's (--platform)."""
     if (queue is None) == (not platform):
         fail("name a queue, or pass --platform to move the phase back to the platform's workers")
+    if platform and scoring:
+        fail("--scoring goes with a queue: --platform moves the phase's runs and scoring back")
     if not server or not token:
         fail("--server and --token are needed")
-    body = _call("PUT", phase_url(server, phase_ref(task)) + "/queue", token, json={"queue": queue})
-    typer.echo(f"{task}: runs go to {body['queue'] or 'the platform'}")
+    body = _call("PUT", phase_url(server, phase_ref(task)) + "/queue", token, json={"queue": queue, "scoring": scoring})
+    scored = " (and its scoring)" if body.get("scoring") else ""
+    typer.echo(f"{task}: runs{scored} go to {body['queue'] or 'the platform'}")
+
+
+@queue_app.command("delete")
+def delete_command(competition: str, name: str, server: Server, token: Token) -> None:
+    """Delete the queue: its phases go back to the platform's workers (what its workers hold now waits there at
+    once), its credentials end."""
+    body = _call("DELETE", f"{_queues(server, competition)}/{quote(name, safe='')}", token)
+    moved = f"; back to the platform: {', '.join(body['phases'])}" if body["phases"] else ""
+    typer.echo(f"queue {name} deleted{moved}")

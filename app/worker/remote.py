@@ -6,7 +6,10 @@ none waits; saying how many GPUs it has, ``PODIUM_GPU_DEVICES`` as on the platfo
 needs one is left to a worker with one), fetches the program and the phase's inputs through the links it was
 given, runs the program with ``app.services.code.sandboxed.run_code`` (the sandbox and limits of the platform's
 own workers; a GPU held for a run whose phase asks for one) while a thread renews the lease, and reports how it
-ran with its predictions. The platform validates and scores them.
+ran with its predictions. The platform validates and scores them, unless the phase sends its program scoring to
+the queue too: then the worker is also given submissions to score (first, before any run), with links to the
+submitted file and the phase's gold, runs the phase's scoring program as the platform's scoring job would
+(``app.worker.remote_scoring``) and reports what it wrote.
 
 A worker that dies mid-run leaves its lease to expire, and another worker of the queue takes the run over; a late
 report of the dead one's attempt is refused (409), and so this one drops a run whose lease it lost. A refused
@@ -29,6 +32,8 @@ from app.config import Settings
 from app.services.code.sandboxed import CodeOutcome, Isolation, run_code
 from app.services.code.settings import CodeSettings
 from app.services.workers.report import Report
+from app.worker.remote_errors import LeaseLost, Refused
+from app.worker.remote_scoring import score_one
 from codalab.archives import ArchiveProblem
 from sandbox import RuntimeProblem, SandboxUnavailable, choose_runtime
 from sandbox.gpus import Gpu, GpuProblem, detect, hold
@@ -37,14 +42,6 @@ log = logging.getLogger(__name__)
 
 #: The longest wait between two tries after a network error.
 MAX_BACKOFF = 60.0
-
-
-class Refused(Exception):
-    """The platform refused this worker's credential (revoked or unknown): the worker stops."""
-
-
-class LeaseLost(Exception):
-    """The run is no longer this worker's (its lease was taken over): its result would be refused."""
 
 
 def report_of(outcome: CodeOutcome) -> tuple[Report, bytes, bytes]:
@@ -116,14 +113,17 @@ class RemoteWorker:
     def serve(self) -> None:
         """Take and run the queue's runs until stopped or refused."""
         while not self.stopping.is_set():
-            run = self._call("POST", "/api/v1/worker/claim", json={"gpus": len(self.gpus)}).json()["run"]
-            if run is None:
-                self.stopping.wait(self.poll_seconds)
-                continue
+            job = self._call("POST", "/api/v1/worker/claim", json={"gpus": len(self.gpus)}).json()
+            run, scoring = job["run"], job.get("scoring")
             try:
-                self.run_one(run)
+                if scoring is not None:
+                    score_one(self, scoring)
+                elif run is not None:
+                    self.run_one(run)
+                else:
+                    self.stopping.wait(self.poll_seconds)
             except LeaseLost as exc:
-                log.warning("run %s is no longer this worker's: %s", run["run_id"], exc)
+                log.warning("%s is no longer this worker's: %s", run or scoring, exc)
 
     def _isolation(self, code: CodeSettings) -> Isolation:
         runtime, _ = choose_runtime(code.runtime, self.settings.runtime_table)

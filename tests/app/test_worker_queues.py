@@ -35,7 +35,7 @@ def make_queue(client: TestClient, db: Database, name: str = "lab") -> str:
     made = client.post(QUEUES, headers=olga, json={"name": name})
     assert made.status_code == 201, made.text
     routed = client.put(f"{PHASE}/queue", headers=olga, json={"queue": name})
-    assert routed.status_code == 200 and routed.json() == {"queue": name}, routed.text
+    assert routed.status_code == 200 and routed.json() == {"queue": name, "scoring": False}, routed.text
     issued = client.post(f"{QUEUES}/{name}/credentials", headers=olga, json={"label": "gpu box"})
     assert issued.status_code == 201, issued.text
     secret = issued.json()["credential"]
@@ -138,7 +138,7 @@ def test_a_remote_worker_runs_the_queues_run_and_the_platform_scores_it(db: Data
     again = send_result(client, secret, run, predictions(inputs))
     assert again.status_code == 409 and again.json()["error"] == "lease_lost", again.text
     assert client.get(run["program_url"]).status_code == 409
-    assert client.post(f"{WORKER}/claim", headers=bearer(secret)).json() == {"run": None}
+    assert client.post(f"{WORKER}/claim", headers=bearer(secret)).json() == {"run": None, "scoring": None}
 
 
 def test_forged_and_taken_over_leases_are_refused(db: Database, client: TestClient) -> None:
@@ -198,7 +198,7 @@ def test_a_phase_moved_back_to_the_platform_has_its_waiting_runs_run_there(
     submission = upload(client, db)
     assert client.get(f"{QUEUES}/lab", headers=auth(db, "olga")).json()["waiting"] == 1
     moved = client.put(f"{PHASE}/queue", headers=auth(db, "olga"), json={"queue": None})
-    assert moved.status_code == 200 and moved.json() == {"queue": None}
+    assert moved.status_code == 200 and moved.json() == {"queue": None, "scoring": False}
     assert client.app.state.podium.queue.wait_idle(120)  # type: ignore[attr-defined]
     scored = client.get(f"/api/v1/submissions/{submission}", headers=auth(db, "ada")).json()
     assert scored["status"] == "scored", scored
@@ -210,7 +210,7 @@ def test_a_run_that_needs_a_gpu_is_left_to_a_worker_of_the_queue_with_one(db: Da
     submission = upload(client, db)
     for body in ({"gpus": 0}, None):
         left = client.post(f"{WORKER}/claim", headers=bearer(secret), json=body)
-        assert left.status_code == 200 and left.json() == {"run": None}, left.text
+        assert left.status_code == 200 and left.json() == {"run": None, "scoring": None}, left.text
     run = client.post(f"{WORKER}/claim", headers=bearer(secret), json={"gpus": 1}).json()["run"]
     assert run is not None and run["code"]["gpu"] is True
     inputs = client.get(run["inputs_url"]).content

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 from app.services.jobs import fair
 from app.services.jobs.kinds import QUEUES
 from app.services.jobs.registry import KINDS
-from app.services.jobs.routing import on_platform, served_by
+from app.services.jobs.routing import on_platform, scored_by, served_by
 from app.storage.models import CodeRun, JobStatus, Phase, PhaseQueue, Score, Submission, SubmissionStatus, Task
 
 #: How many recent scores the estimates look at.
@@ -105,9 +105,25 @@ def queue_places(session: Session, submissions: Sequence[Submission], now: datet
             .where(Phase.id.in_({s.phase_id for s in queued}))
         ).all()
     )
-    order = fair.positions(session, Submission, [s.id for s in queued], now)
+    # A submission of a phase whose program scoring goes to a competition's own queue has its place there, with
+    # no estimate (the platform knows nothing of those workers' pace).
+    remote = dict(
+        session.execute(
+            select(PhaseQueue.phase_id, PhaseQueue.queue_id).where(
+                PhaseQueue.phase_id.in_({s.phase_id for s in queued}), PhaseQueue.scoring.is_(True)
+            )
+        ).all()
+    )
+    order: dict[int, int] = {}
+    for queue_id in set(remote.values()) | {None}:
+        ids = [s.id for s in queued if remote.get(s.phase_id) == queue_id]
+        among = on_platform(Submission) if queue_id is None else scored_by(queue_id)
+        order.update(fair.positions(session, Submission, ids, now, among=among))
     for submission in queued:
         position = order.get(submission.id, 1)
+        if submission.phase_id in remote:
+            places[submission.id] = QueuePlace(position=position, estimated_scored_at=None)
+            continue
         seconds = pace.seconds_for(scorers.get(submission.phase_id, ""))
         eta = None if seconds is None else now + timedelta(seconds=position * seconds / pace.workers)
         places[submission.id] = QueuePlace(position=position, estimated_scored_at=eta)

@@ -1,9 +1,10 @@
-"""What a remote worker reports of one run: the body it sends (``app.worker.remote``) and the platform takes
-(``protocol.finish``), one dataclass for both sides. No database here: the worker imports it."""
+"""What a remote worker reports of one run (``Report``) or one scoring (``ScoringReport``): the body it sends
+(``app.worker.remote``) and the platform takes (``protocol.report``, ``scoring.report``), one dataclass for both
+sides. No database here: the worker imports it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -27,3 +28,29 @@ class Report:
     cannot_run: str | None = None
     #: The GPU it ran on ("GPU 0"; None: the CPU).
     device: str | None = None
+
+
+@dataclass(frozen=True)
+class ScoringReport:
+    """How a phase's scoring program ran on the worker (``codalab.program.ProgramOutcome``'s facts: the scores it
+    wrote, or why it gave none), or why the stored program could not be run (``problem``: the platform's failure,
+    refunded), or why this worker cannot run programs at all (``cannot_run``: put back to wait)."""
+
+    scores: dict[str, float] = field(default_factory=dict)
+    #: Keys of the scores file whose values are not numbers Podium can store, with why.
+    ignored: dict[str, str] = field(default_factory=dict)
+    failure: str | None = None
+    detail: str | None = None
+    #: Whether the program ran (False: the submission could not even be unpacked, ``failure`` says why).
+    ran: bool = True
+    exit_code: int | None = None
+    signal: int | None = None
+    timed_out: bool = False
+    output_exceeded: bool = False
+    out_of_memory: bool = False
+    wall_seconds: float = 0.0
+    peak_memory_bytes: int | None = None
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
+    problem: str | None = None
+    cannot_run: str | None = None

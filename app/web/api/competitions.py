@@ -14,6 +14,7 @@ from app.services.bundles.uploads import bundle_from_upload
 from app.services.code.settings import caps_of
 from app.services.competitions import catalog, downloads, participation, phase_edits, samples, usage
 from app.services.errors import InvalidInput, UploadTooLarge
+from app.services.workers import queues
 from app.storage.types import utcnow
 from app.web.deps import CurrentUser, SessionDep, StateDep
 from app.web.downloads import streamed
@@ -34,6 +35,7 @@ from app.web.schemas.competitions import (
     competition_url,
 )
 from app.web.schemas.usage import UsageOut
+from app.web.schemas.workers import OwnWorkersOut
 from app.web.uploads import multipart_body, read_form
 
 router = APIRouter(prefix="/competitions", tags=["competitions"])
@@ -117,8 +119,11 @@ def get_task(competition: str, task: str, session: SessionDep, state: StateDep) 
 @router.get("/{competition}/tasks/{task}/phases/{phase}", response_model=PhaseOut)
 def get_phase(competition: str, task: str, phase: str, session: SessionDep, state: StateDep) -> PhaseOut:
     phase_row = catalog.get_phase(session, competition, task, phase)
-    out = PhaseOut.of(session, phase_row, phase_row.task, competition, state.limits, utcnow())
+    now = utcnow()
+    out = PhaseOut.of(session, phase_row, phase_row.task, competition, state.limits, now)
     out.format_notes = list(samples.format_notes(session, state.gold_cache, phase_row))
+    if (unserved := queues.phase_unserved(session, phase_row.id, now=now)) is not None:
+        out.own_workers = OwnWorkersOut.of(unserved, now)
     return out
 
 

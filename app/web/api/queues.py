@@ -18,6 +18,7 @@ from app.web.schemas.workers import (
     PhaseQueueOut,
     PhaseQueueSet,
     QueueCreate,
+    QueueDeleted,
     QueueList,
     QueueOut,
 )
@@ -107,6 +108,17 @@ def set_phase_queue(
     competition: str, task: str, phase: str, body: PhaseQueueSet, session: SessionDep, user: CurrentUser
 ) -> PhaseQueueOut:
     """Send the phase's code runs to a queue of the competition, or back to the platform's (``queue: null``);
-    the runs waiting now follow at once."""
-    found = queues.route_phase(session, user, catalog.get_phase(session, competition, task, phase), body.queue)
-    return PhaseQueueOut(queue=found.name if found is not None else None)
+    with ``scoring: true`` a phase scored by a program sends its scoring there too (the queue's workers then
+    receive the phase's gold for the submissions they score). What waits now follows at once."""
+    found = queues.route_phase(
+        session, user, catalog.get_phase(session, competition, task, phase), body.queue, scoring=body.scoring
+    )
+    return PhaseQueueOut(queue=found.name if found is not None else None, scoring=found is not None and body.scoring)
+
+
+@router.delete(QUEUE, response_model=QueueDeleted, responses=_ORGANIZERS_ONLY)
+def delete_queue(competition: str, name: str, session: SessionDep, user: CurrentUser) -> QueueDeleted:
+    """Delete the queue: its phases go back to the platform's queues (what its workers hold now is put back to
+    wait there at once, the attempt not counted) and its credentials end with it."""
+    moved = queues.delete_queue(session, user, catalog.get_competition(session, competition), name)
+    return QueueDeleted(deleted=name, phases=moved)

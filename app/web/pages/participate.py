@@ -25,7 +25,7 @@ from app.storage.types import utcnow
 from app.web import sessions
 from app.web.csrf import CsrfRefused, check_token, require_csrf
 from app.web.deps import PhaseRef, RowId, SessionDep, StateDep
-from app.web.pages import boards, urls
+from app.web.pages import boards, own_workers, urls
 from app.web.pages.public import SVG_HEADERS
 from app.web.pages.render import PageRoute, get_pages, redirect, render, wants_json
 from app.web.sessions import LoggedIn, Viewer
@@ -46,11 +46,12 @@ def _submit_context(session: Session, state: AppState, user: User, phase: Phase)
     task = phase.task
     team = team_of(session, user, task.competition_id)
     limit = upload_limit(phase, state.limits)
+    ref = (task.competition.slug, task.slug, phase.slug)
     return {
         "phase": phase,
         "task": task,
         "competition": task.competition,
-        "ref": (task.competition.slug, task.slug, phase.slug),
+        "ref": ref,
         "state": catalog.phase_state(phase, now),
         "allowed": may_participate(session, user, task.competition),
         "request_state": participation.own_request(session, user, task.competition),
@@ -62,6 +63,7 @@ def _submit_context(session: Session, state: AppState, user: User, phase: Phase)
         "format_notes": samples.format_notes(session, state.gold_cache, phase),
         "program": CodeSettings.of(phase.code) if phase.code is not None else None,
         "now": now,
+        **own_workers.notice(session, phase, user, urls.phase_part(ref, "submit")),
     }
 
 

@@ -20,7 +20,7 @@ from app.storage.models import User
 from app.storage.types import utcnow
 from app.web import sessions
 from app.web.deps import SessionDep
-from app.web.pages import boards, further_boards
+from app.web.pages import boards, further_boards, own_workers
 from app.web.pages.render import SECURITY_HEADERS, PageRoute, Pages, get_pages, render
 from app.web.schemas.competitions import CompetitionOut
 from app.web.sessions import Viewer
@@ -96,6 +96,7 @@ async def leaderboard_page(competition: str, task: str, phase: str, request: Req
         "chart_alt": alt,
         "primary_label": boards.primary_title(snapshot),
         "now": utcnow(),
+        **await own_workers.phase_page_notice(request, (competition, task, phase), viewer),
     }
     return render(request, "leaderboard.html", context, viewer=viewer)
 

@@ -1,7 +1,8 @@
 """The organizers' page of a competition's own queues: create one, issue, revoke and rotate its worker
 credentials (a new secret is shown on the answer to the form that made it, never stored in the session cookie nor
-shown again), send a code phase's runs to a queue or back to the platform's, and read each worker's last contact,
-what it runs, and the backlog. The same services as the API (``app.services.workers.queues``)."""
+shown again), send a code phase's runs (and a program-scored phase's scoring) to a queue or back to the platform's,
+delete a queue (after asking: its phases go back to the platform), and read each worker's last contact, what it
+runs, and the backlog. The same services as the API (``app.services.workers.queues``)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from app.web import sessions
 from app.web.csrf import require_csrf
 from app.web.deps import RowId, SessionDep
 from app.web.pages import urls
+from app.web.pages.confirm import Confirmed, Question, confirm_first
 from app.web.pages.forms import form_for, form_text
 from app.web.pages.render import PageRoute, form_again, redirect, render
 from app.web.sessions import LoggedIn
@@ -33,18 +35,27 @@ QueueName = form_for(WorkerQueue.name)
 Label = form_for(WorkerCredential.label)
 #: ``task/phase`` of a code phase.
 PhaseName = form_text(200)
+#: A checkbox: any value is "on".
+Flag = form_text(8)
+#: The page a form returns to.
+BackTo = form_text(600)
 
 
 def _context(session: Session, viewer: User, competition: Competition, issued: Issued | None = None) -> dict[str, Any]:
     found = queues.queues_of(session, viewer, competition)
     now = utcnow()
-    code_phases = [(t, p) for t in competition.tasks for p in t.phases if p.code is not None]
+    program = queues.PROGRAM_SCORER
+    code_phases = [(t, p) for t in competition.tasks for p in t.phases if p.code is not None or t.scorer == program]
     routes = {p.id: queues.queue_of_phase(session, p.id) for _, p in code_phases}
+    scoring = {p.id: queues.scores_remotely(session, p.id) for _, p in code_phases}
     return {
         "c": competition,
         "now": now,
         "queues": [queues.describe(session, q, now=now) for q in found],
-        "phases": [(f"{t.slug}/{p.slug}", f"{t.title} › {p.title}", routes[p.id]) for t, p in code_phases],
+        "phases": [
+            (f"{t.slug}/{p.slug}", f"{t.title} › {p.title}", routes[p.id], t.scorer == program, scoring[p.id])
+            for t, p in code_phases
+        ],
         "issued": issued,
         "issued_queue": None if issued is None else session.get(WorkerQueue, issued.credential.queue_id),
     }
@@ -130,16 +141,57 @@ def route_phase(
     viewer: LoggedIn,
     phase: PhaseName = "",
     queue: QueueName = "",
+    scoring: Flag = "",
+    back: BackTo = "",
 ) -> Response:
-    """Send a code phase's runs (``phase``: task/phase) to a queue, or back to the platform's (``queue`` empty)."""
+    """Send a phase's code runs (``phase``: task/phase) to a queue, or back to the platform's (``queue`` empty);
+    ``scoring`` set: a phase scored by a program sends its scoring there too. ``back``: the page to return to (a
+    phase's own page, where it says that no worker of its queue is live), else the queues page."""
     competition_row = catalog.get_competition(session, competition)
     require_organizer(session, viewer, competition_row)
     task, _, phase_slug = phase.partition("/")
     phase_row = catalog.get_phase(session, competition, task, phase_slug)
     try:
-        queues.route_phase(session, viewer, phase_row, queue or None)
+        queues.route_phase(session, viewer, phase_row, queue or None, scoring=bool(scoring))
     except (InvalidInput, Conflict) as exc:
         return _refused(request, session, viewer, competition_row, exc)
     where = f"queue {queue}" if queue else "the platform's workers"
-    sessions.flash(request, f"The runs of {phase} go to {where} now.")
+    what = "runs and scoring" if scoring and queue else "runs"
+    sessions.flash(request, f"The {what} of {phase} go to {where} now.")
+    return redirect(back if back in _phase_pages(competition_row) else _back(competition))
+
+
+def _phase_pages(competition: Competition) -> set[str]:
+    """The pages a phase's form may return to: its phase and submit pages (no other address: no open redirect)."""
+    pages = set()
+    for task in competition.tasks:
+        for phase in task.phases:
+            ref = (competition.slug, task.slug, phase.slug)
+            pages |= {urls.phase(ref), urls.phase_part(ref, "submit")}
+    return pages
+
+
+DELETE_QUEUE = Question(
+    question="Delete the queue {title}?",
+    details=[
+        "Its phases go back to the platform's workers, and what its workers run or score now is put back to wait "
+        "there at once (the attempt is not counted against anyone).",
+        "Its credentials end with it: a worker holding one is refused at its next call.",
+    ],
+    button="Yes, delete the queue",
+)
+
+
+@router.post(PAGE + "/{name}/delete", dependencies=CSRF)
+def delete_queue(
+    competition: str, name: str, request: Request, session: SessionDep, viewer: LoggedIn, confirmed: Confirmed = ""
+) -> Response:
+    competition_row = catalog.get_competition(session, competition)
+    queue = queues.get_queue(session, viewer, competition_row, name)
+    asked = confirm_first(request, viewer, confirmed, DELETE_QUEUE, back=_back(competition), title=queue.name)
+    if asked is not None:
+        return asked
+    moved = queues.delete_queue(session, viewer, competition_row, name)
+    back = f": {', '.join(moved)} went back to the platform's workers" if moved else ""
+    sessions.flash(request, f"Queue {name} deleted{back}.")
     return redirect(_back(competition))

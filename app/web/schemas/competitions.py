@@ -31,6 +31,7 @@ from app.storage.models import (
     Visibility,
 )
 from app.web.schemas.common import ShortText, text_of
+from app.web.schemas.workers import OwnWorkersOut
 
 API = "/api/v1"
 
@@ -109,6 +110,11 @@ class PhaseOut(BaseModel):
         description="what the scorer tells participants with the submission format, from the phase's public "
         "inputs (a FAMuS CDAE phase: its largest gold role, which a submission's cost is counted against); "
         "given in the phase's own answer, empty in a task's or competition's list",
+    )
+    own_workers: OwnWorkersOut | None = Field(
+        default=None,
+        description="given in the phase's own answer when its runs go to its competition's own queue and no worker "
+        "of that queue called lately: how many wait and for how long; null otherwise",
     )
     leaderboard_url: str
     submissions_url: str
