@@ -14,9 +14,10 @@ predicted and gold per document, FAMuS's matched similarity and mention counts, 
 counts) and per-unit numbers where the metric is a mean over units (SV-Ident's groups, TREC's queries), so
 ``aggregate(subset)`` is the metric the task's definition gives on those units alone. A breakdown is made from the
 subset's statistics (``Scorer.breakdown`` is given only those); a scorer whose breakdown reads the gold and the
-submission beyond them restricts what it reads to the units it is given. A scorer that scores a submission as a
-whole (a scoring program), or whose public view is computed from the whole gold (FAMuS CDAE publishes its
-largest gold role), is not ``splittable``, and a phase of it refuses the share.
+submission beyond them restricts what it reads to the units it is given. The private board's breakdowns that a
+leaderboard shows (``leaderboard_breakdowns``) are made so too, on the private board's units. A scorer that scores
+a submission as a whole (a scoring program), or whose public view is computed from the whole gold (FAMuS CDAE
+publishes its largest gold role), is not ``splittable``, and a phase of it refuses the share.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from scorers.base import Scorer, ScoreReport, UnitStats
@@ -74,6 +75,9 @@ class SplitReport:
     public: ScoreReport
     private_metrics: dict[str, float]
     private_units: dict[str, UnitStats]
+    #: The private board's breakdowns that a leaderboard shows (the scorer's ``leaderboard_breakdowns``), on the
+    #: same units as ``private_metrics``.
+    private_columns: dict[str, Any] = field(default_factory=dict)
 
 
 def restricted(
@@ -93,8 +97,11 @@ def split_report(scorer: Scorer[Any, Any, Any], gold: Any, submission: Any, spli
     hidden = split.private_units(stats)
     public = restricted(scorer, gold, submission, {k: v for k, v in stats.items() if k not in hidden})
     private = {k: v for k, v in stats.items() if k in hidden}
-    ranked = list(private.values()) if split.private_board == "private" else list(stats.values())
-    return SplitReport(public, scorer.aggregate(ranked), private)
+    ranked = private if split.private_board == "private" else stats
+    shown = scorer.leaderboard_breakdowns
+    columns = scorer.breakdown(gold, submission, dict(ranked)) if shown and ranked else {}
+    kept = {dimension: columns[dimension] for dimension in shown if dimension in columns}
+    return SplitReport(public, scorer.aggregate(list(ranked.values())), private, kept)
 
 
 def board_units(

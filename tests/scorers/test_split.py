@@ -169,6 +169,7 @@ def test_the_private_board_sees_the_private_units(name: str, data: st.DataObject
         on_mix = _reports(name, pair.options, mixed, submission)
         if on_b is not None and on_mix is not None:
             assert on_mix.private_units == on_b.private_units
+            assert on_mix.private_columns == on_b.private_columns  # the private board's breakdowns: its units'
 
 
 def test_the_split_is_fixed_by_the_secret_and_near_the_share() -> None:
@@ -206,3 +207,30 @@ def test_a_micro_averaged_metric_on_the_public_units_sums_their_counts() -> None
 
 def ids_view(parsed: Any) -> Any:
     return get_scorer("famus-sv").public_view(parsed)
+
+
+@pytest.mark.parametrize("board", ["private", "all"])
+def test_the_private_board_breaks_its_metric_down_on_its_own_units(board: str) -> None:
+    """SV-Ident's per-language columns of the private board: the breakdown of the private units (or all units), as
+    the public report's is of the public ones, and only the dimensions a leaderboard shows."""
+    from scorers.split import restricted
+    from tests.conftest import ROOT
+
+    scorer = get_scorer("svident-detection")
+    gold = scorer.parse_gold((ROOT / "examples" / "svident" / "data" / "test.tsv").read_bytes())
+    public = scorer.public_view(gold)
+    sample = json.loads(scorer.sample_submission(public))
+    guessed = {key: str(n % 2) for n, key in enumerate(sorted(sample))}
+    submission = scorer.parse_submission(json.dumps(guessed).encode(), public)
+    stats = scorer.unit_stats(gold, submission)  # 4 (language, document) groups, 2 per language
+
+    def languages(secret: str) -> list[str]:
+        return sorted(stats[u]["language"] for u in Split(0.5, secret).private_units(stats))
+
+    # A secret whose private half holds one group of each language (found, not guessed: the split is a hash).
+    secret = next(f"secret {i}" for i in range(200) if languages(f"secret {i}") == ["de", "en"])
+    report = split_report(scorer, gold, submission, Split(0.5, secret, board))  # type: ignore[arg-type]
+    units = report.private_units if board == "private" else stats
+    assert set(report.private_columns) == {"language"} == set(scorer.leaderboard_breakdowns)
+    assert report.private_columns["language"] == restricted(scorer, gold, submission, units).breakdown["language"]
+    assert report.private_columns["language"] != report.public.breakdown["language"], "not the public units'"

@@ -16,7 +16,9 @@ team cannot win by trying many submissions on them:
   the one it chose) is the one whose private score counts.
 
 The ranking itself is ``leaderboard.ranking.rank`` over those submissions with their private metrics (the best
-of each entrant's counted submissions, by the same metrics and ties as the public board).
+of each entrant's counted submissions, by the same metrics and ties as the public board). Its breakdown columns
+(per language, per relation label) are the private board's too (``Score.private_columns``), never the public
+units': a score recorded before they were kept shows none until it is rescored.
 """
 
 from __future__ import annotations
@@ -28,10 +30,20 @@ from typing import Literal
 from sqlalchemy.orm import Session
 
 from app.services.submissions.results import current_scores
-from leaderboard.ranking import Candidate, EntrantKey, Entry, Rules, rank, select_per_team
+from leaderboard.ranking import BreakdownColumns, Candidate, EntrantKey, Entry, Rules, rank, select_per_team
+from leaderboard.tables import Column, column_value, leaderboard_columns
+from scorers.description import ScorerDescription
 
 #: Which units a board ranks by: ``public`` before the reveal, the private board's after it.
 RankedBy = Literal["public", "private", "all"]
+
+
+@dataclass(frozen=True)
+class PrivateScore:
+    """A submission's numbers on the private board: its metrics and its breakdown columns."""
+
+    metrics: Mapping[str, float] | None
+    columns: BreakdownColumns
 
 
 @dataclass(frozen=True)
@@ -62,6 +74,14 @@ class SplitBoard:
     @property
     def entries(self) -> tuple[Entry, ...]:
         return tuple(move.entry for move in self.moves)
+
+    def breakdown_columns(self, description: ScorerDescription) -> tuple[Column, ...]:
+        """The breakdown columns the board shows (the scorer's ``leaderboard_breakdowns``, as the public board)."""
+        return tuple(c for c in leaderboard_columns(description, self.entries) if c.dimension is not None)
+
+    @staticmethod
+    def cell(move: Move, column: Column) -> str:
+        return column.format(column_value(move.entry, column))
 
     def move_of(self, submission_id: int) -> Move | None:
         return next((m for m in self.moves if m.entry.candidate.submission_id == submission_id), None)
@@ -98,7 +118,7 @@ def counted(
 
 def split_board(
     candidates: Sequence[Candidate],
-    private_metrics: Mapping[int, Mapping[str, float] | None],
+    private_scores: Mapping[int, PrivateScore],
     rules: Rules,
     *,
     private_share: float,
@@ -106,14 +126,14 @@ def split_board(
     revealed: bool,
     final_submissions: int | None,
 ) -> SplitBoard:
-    """The private board of ``candidates`` (with their public metrics) given each submission's private metrics."""
+    """The private board of ``candidates`` (with their public numbers) given each submission's private ones."""
     public_rank = {e.candidate.entrant: e.rank for e in rank(candidates, rules)}
     chosen = counted(candidates, rules, final_submissions)
     private = [
-        replace(c, metrics=private_metrics.get(c.submission_id), columns={})  # the breakdowns are the public units'
+        replace(c, metrics=score.metrics, columns=score.columns)  # the candidate's columns are the public units'
         for picks, _ in chosen.values()
         for c in picks
-        if private_metrics.get(c.submission_id) is not None
+        if (score := private_scores.get(c.submission_id)) is not None and score.metrics is not None
     ]
     entries = rank(private, replace(rules, select="best"))
     moves = tuple(
@@ -122,6 +142,9 @@ def split_board(
     return SplitBoard(private_share, ranked_by, revealed, final_submissions, moves)
 
 
-def private_metrics(session: Session, submission_ids: Sequence[int]) -> dict[int, Mapping[str, float] | None]:
-    """The private board's metrics of each submission's newest score."""
-    return {sid: score.private_metrics for sid, score in current_scores(session, submission_ids).items()}
+def private_metrics(session: Session, submission_ids: Sequence[int]) -> dict[int, PrivateScore]:
+    """The private board's metrics and breakdown columns of each submission's newest score."""
+    return {
+        sid: PrivateScore(score.private_metrics, score.private_columns or {})
+        for sid, score in current_scores(session, submission_ids).items()
+    }

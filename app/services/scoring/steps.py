@@ -151,6 +151,7 @@ def record_score(
     values = {
         "private_metrics": dict(private.private_metrics) if private is not None else None,
         "private_units": {k: dict(v) for k, v in private.private_units.items()} if private is not None else None,
+        "private_columns": dict(private.private_columns) if private is not None else None,
         "submission_id": held.submission_id,
         "round": held.round,
         "scorer": report.scorer,

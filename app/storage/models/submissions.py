@@ -131,6 +131,9 @@ class Score(Base):
     #: units, as the phase says) and the private units' statistics. Null in a phase without a split.
     private_metrics: Mapped[dict[str, float] | None] = mapped_column(JSON)
     private_units: Mapped[dict[str, Any] | None] = deferred(mapped_column(JSON))
+    #: The private board's breakdown columns (the scorer's ``leaderboard_breakdowns``, on the private board's units):
+    #: ``{dimension: {key: {metric: value}}}``; null without a split, and for scores recorded before they were kept.
+    private_columns: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

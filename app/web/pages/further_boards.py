@@ -28,6 +28,7 @@ from leaderboard.rank_uncertainty import rank_uncertainty
 from leaderboard.tables import Column, metric_column
 from leaderboard.uncertainty import BoardUncertainty, board_uncertainty, interval_view, phase_seed
 from scorers import get_scorer
+from scorers.split import board_units
 
 RANKING_WORDS = {
     "metric": "ranked by {by}",
@@ -136,12 +137,18 @@ def _uncertainty(
     session_factory: Callable[[], Session],
 ) -> BoardUncertainty[int] | None:
     """The board's intervals and comparisons on its units: all of them, or those of its slice (a unit whose
-    statistics carry the slice's dimension with its key); none where no unit does."""
+    statistics carry the slice's dimension with its key); none where no unit does. Once a phase with a private
+    split is revealed, its entries' numbers are the private board's, and so are the units resampled."""
     ids = [row.entry.candidate.submission_id for row in rows]
     with session_factory() as session:
         task = get_phase(session, *snapshot.facts.ref).task
         scorer = get_scorer(task.scorer, dict(task.scorer_options or {}))
-        stored = {sid: score.units for sid, score in current_scores(session, ids, units=True).items()}
+        scores = current_scores(session, ids, units=True)
+        ranked_by = snapshot.facts.ranked_by  # a revealed phase with a split: the private board's units
+        stored = {
+            sid: s.units if ranked_by == "public" else board_units(s.units, s.private_units or {}, ranked_by)
+            for sid, s in scores.items()
+        }
         selected = selected_from(session, [row.entry for row in rows])  # the main board's choice, weighed alike
     entries = []
     for sid in ids:

@@ -93,6 +93,11 @@ class MoveOut(BaseModel):
     baseline: bool
     submission_id: int
     metrics: dict[str, float] = Field(description="the private board's metrics of the submission that counts")
+    columns: dict[str, dict[str, dict[str, float]]] = Field(
+        default_factory=dict,
+        description="its breakdown columns on the private board's units, as an entry's (empty for a score "
+        "recorded before they were kept)",
+    )
     public_rank: int | None = Field(description="its rank on the public board; null if it had no entry there")
     change: int | None = Field(description="places gained from the public board (negative: lost)")
     picked: bool = Field(description="it marked no final submission: its best ones on the public board count")
@@ -107,6 +112,7 @@ class MoveOut(BaseModel):
             baseline=c.baseline,
             submission_id=c.submission_id,
             metrics=dict(c.metrics or {}),
+            columns={dim: {key: dict(values) for key, values in rows.items()} for dim, rows in c.columns.items()},
             public_rank=move.public_rank,
             change=move.change,
             picked=move.auto,
