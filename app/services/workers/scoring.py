@@ -43,7 +43,7 @@ from app.services.workers import links
 from app.services.workers.protocol import server_key, touch
 from app.services.workers.queues import worker_name
 from app.services.workers.report import ScoringReport
-from app.storage.models import Submission, SubmissionStatus, WorkerCredential
+from app.storage.models import PhaseQueue, Submission, SubmissionStatus, WorkerCredential
 from codalab.bundle import DEFAULT_TIME_LIMIT
 from codalab.program import ProgramOutcome, storable
 from sandbox import Limits, RunResult
@@ -85,6 +85,11 @@ def claim(
 ) -> ScoringAssignment | None:
     """Take the fairest submission waiting to be scored on the credential's queue, or ``None`` when none waits."""
     touch(session, credential, now)
+    scored_here = select(PhaseQueue.phase_id).where(
+        PhaseQueue.queue_id == credential.queue_id, PhaseQueue.scoring.is_(True)
+    )
+    if session.scalar(scored_here.limit(1)) is None:  # most queues score nothing: no fair order to compute
+        return None
     mine = scored_by(credential.queue_id)
     for _ in range(ROUNDS):
         head = fair.fairest(session, Submission, now, and_(mine, fair.waiting(Submission, now)), among=mine)
