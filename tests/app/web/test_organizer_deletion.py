@@ -6,6 +6,7 @@ that nothing refers to."""
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -19,6 +20,8 @@ from typer.testing import CliRunner
 from app.cli import app as cli
 from app.config import Settings
 from app.main import create_app
+from app.services.accounts import users
+from app.services.competitions.removal import delete_competition
 from app.storage import collect
 from app.storage.db import Database
 from app.storage.models import Base, Blob, DeletedSubmission, Submission, User
@@ -177,6 +180,28 @@ def test_an_organizer_deletes_a_competition_and_the_collector_frees_its_files(
     assert not bobs_file.exists()  # the disk store holds no file that no row names
     on_disk = {sha for sha, store in stored.items() if store == "disk"}
     assert _files(settings) == {DiskStore(settings.blob_dir).path(sha).name for sha in on_disk}
+
+
+def test_an_upload_racing_the_deletion_of_its_competition_is_told_it_is_gone(db: Database, client: TestClient) -> None:
+    setup(db)
+    ada = auth(db, "ada")
+    upload(client, ada, HALF)
+    wait(client)
+    answers: list[Any] = []
+    deleter = db.session()
+    try:
+        delete_competition(deleter, users.find_user(deleter, "olga"), "comp")
+        deleter.flush()
+        racer = threading.Thread(target=lambda: answers.append(upload(client, ada, PERFECT)))
+        racer.start()
+        racer.join(1.0)  # it waits for the deletion's transaction (the phase's row, or SQLite's write lock)
+        deleter.commit()
+    finally:
+        deleter.close()
+    racer.join()
+    # Told the phase was deleted, or that there is no competition (SQLite: the upload waits for the write lock at once)
+    assert (answers[0].status_code, answers[0].json()["error"]) == (404, "not_found"), answers[0].text
+    assert _count(db, Submission) == 0
 
 
 def _count_table(db: Database, name: str) -> int:
