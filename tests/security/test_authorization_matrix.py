@@ -325,6 +325,9 @@ TABLE: tuple[Row, ...] = (
     row("POST", C + "/queues/{name}/credentials/{credential_id}/rotate", 401, 403, 403, 403, 404, 404,
         path=C + "/queues/lab/credentials/1/rotate"),
     row("PUT", PH + "/queue",                            401, 403, 403, 403, 409, 409, send=json_body(queue=None)),
+    row("PUT", PH + "/queue",                            401, 403, 403, 403, 409, 409,
+        send=json_body(queue=None, scoring=True)),
+    row("DELETE", C + "/queues/{name}",                  401, 403, 403, 403, 404, 404, path=C + "/queues/lab"),
     row("POST", API + "/worker/claim",                   401, 401, 401, 401, 401, 401),
     row("POST", API + "/worker/runs/{run_id}/heartbeat", 401, 401, 401, 401, 401, 401,
         path=API + "/worker/runs/1/heartbeat", send=json_body(lease="1.1.0")),
@@ -332,6 +335,10 @@ TABLE: tuple[Row, ...] = (
         path=API + "/worker/runs/1/result"),
     row("GET", API + "/worker/files/{token}",            403, 403, 403, 403, 403, 403,
         path=API + "/worker/files/forged"),
+    row("POST", API + "/worker/scorings/{submission_id}/heartbeat", 401, 401, 401, 401, 401, 401,
+        path=API + "/worker/scorings/1/heartbeat", send=json_body(lease="1.1.0")),
+    row("POST", API + "/worker/scorings/{submission_id}/result", 401, 401, 401, 401, 401, 401,
+        path=API + "/worker/scorings/1/result"),
     row("GET", API + "/health",                          200, 200, 200, 200, 200, 200),
 
     # -- pages -------------------------------------------------------------------------------------------
@@ -464,6 +471,9 @@ TABLE: tuple[Row, ...] = (
         path=QP + "/lab/credentials/1/revoke"),
     row("POST", QP + "/route",                           401, 403, 403, 403, 409, 409,
         send=form(phase=f"labels/{OPEN}", queue="")),
+    row("POST", QP + "/{name}/delete",                   401, 403, 403, 403, 404, 404, path=QP + "/lab/delete"),
+    row("POST", QP + "/{name}/delete",                   401, 403, 403, 403, 404, 404, path=QP + "/lab/delete",
+        send=CONFIRMED),
     row("POST", "/submissions/{submission_id}/rescore",  401, 403, 404, 404, 303, 303,
         path="/submissions/{a_hidden}/rescore"),
 )
