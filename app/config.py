@@ -46,6 +46,13 @@ class Settings(BaseSettings):
         "AWS_DEFAULT_REGION and AWS_ENDPOINT_URL (MinIO, R2, Ceph) like every S3 tool.",
     )
     s3_prefix: str = Field(default="", description="Prefix of the s3 store's object keys (e.g. `podium/`).")
+    direct_upload_hours: float = Field(
+        default=24,
+        gt=0,
+        description="With the s3 store: how long a direct upload (presigned multipart, the CLI's way for large "
+        "files) may take from its start to its completion; its part links expire then, and a sweeper aborts "
+        "one never completed and removes what it left.",
+    )
     max_upload_bytes: int = Field(
         default=50 * MB, gt=0, description="Largest submission file accepted, unless a phase sets its own."
     )

@@ -13,6 +13,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from app.cli import direct
 from app.cli.common import fail, read_file
 from app.cli.display import PERCENT, Shown, formats_of, metric_lines, metric_text
 from app.storage.enums import RunStatus, SubmissionStatus
@@ -109,22 +110,28 @@ def submit_command(
     retries: Annotated[
         int, typer.Option("--retries", min=0, help="Tries again after connection errors and 502/503/504.")
     ] = 5,
+    direct_above: direct.DirectAbove = direct.DIRECT_ABOVE,
 ) -> None:
     """Upload a prediction file to a running server; a refused file exits with code 2 and its reasons.
-    The upload carries an Idempotency-Key, so a retry after a lost answer never stores it twice."""
+    The upload carries an Idempotency-Key, so a retry after a lost answer never stores it twice. A large file
+    goes straight to the server's object storage where it offers that (``app.cli.direct``)."""
     from app.cli.retrying import new_key
 
-    ref = phase_ref(task)
-    data = read_file(file, "submission")
+    ref, key = phase_ref(task), key or new_key()
     headers = {"Authorization": f"Bearer {token}"}
-    response = api_request(
-        "POST",
-        f"{phase_url(server, ref)}/submissions",
-        attempts=retries + 1,
-        headers={**headers, "Idempotency-Key": key or new_key()},
-        files={"file": (file.name, data)},
-        data={"method_name": method, "method_description": description},
-    )
+    response = None
+    if direct.worth_it(file, direct_above):
+        sent: dict[str, Any] = {"key": key, "method": method, "description": description, "retries": retries}
+        response = direct.submit(api_request, phase_url(server, ref), file, headers, **sent)
+    if response is None:
+        response = api_request(
+            "POST",
+            f"{phase_url(server, ref)}/submissions",
+            attempts=retries + 1,
+            headers={**headers, "Idempotency-Key": key},
+            files={"file": (file.name, read_file(file, "submission"))},
+            data={"method_name": method, "method_description": description},
+        )
     if response.status_code != 202:
         fail_refused(response, as_json)
     body = response.json()

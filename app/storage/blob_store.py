@@ -64,6 +64,11 @@ class BlobStore(ABC):
         """Remove the contents filed under ``digest`` (nothing if there are none); ``app.storage.collect`` calls
         it once no row names them."""
 
+    def save_staged(self, session: Session, digest: str, source: BinaryIO, staged: str) -> None:
+        """Keep contents that this store already holds at ``staged`` (a direct upload, hashed to ``digest``
+        as it was read back) under ``digest``; a store that holds no such thing saves ``source``."""
+        self.save(session, digest, source)
+
     def local_path(self, digest: str) -> Path | None:
         """A file on this machine that holds the contents, where the store keeps them as one."""
         return None

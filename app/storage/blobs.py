@@ -52,6 +52,9 @@ class Content:
         self._file = file
         self.size = size
         self.sha256 = sha256
+        #: Where the process's store already holds these contents (a direct upload's object, read back and
+        #: hashed): storing them copies that object inside the store instead of sending the file again.
+        self.staged: str | None = None
         # An upload's temporary file lives as long as its request holds the upload, however that ends (an
         # error's traceback included: a finalizer runs before the collector finalizes the file itself).
         self._close = weakref.finalize(self, file.close)
@@ -122,7 +125,10 @@ def put_content(session: Session, content: Content) -> Blob:
         # Contents first, row second: a committed row never names contents the store lacks (a rolled back
         # upload may leave contents no row names, which a later upload of the same file reuses).
         with content.open() as source:
-            store.save(session, digest, source)
+            if content.staged is not None:
+                store.save_staged(session, digest, source, content.staged)
+            else:
+                store.save(session, digest, source)
         blob = Blob(sha256=digest, size=content.size, store=store.name, data=None)
     try:
         # A savepoint, so that losing a race with another transaction storing the same content

@@ -86,3 +86,15 @@ def collect(db: Database, *, grace: timedelta = DEFAULT_GRACE, now: datetime | N
         if removed is not None:
             files, size = files + 1, size + removed
     return Collected(files, size)
+
+
+def abandoned_direct_uploads(db: Database, older_than: timedelta, *, now: datetime | None = None) -> int:
+    """Abort the direct uploads (``app.storage.direct``) started more than ``older_than`` ago and never completed,
+    and remove what they left in the bucket; 0 where new files do not go to object storage."""
+    from app.storage.direct import NotOffered, direct_uploads  # boto3 only where the s3 store is used
+
+    try:
+        uploads = direct_uploads(db.blobs)
+    except NotOffered:
+        return 0
+    return uploads.clean((now or utcnow()) - older_than)

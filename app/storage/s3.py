@@ -78,6 +78,14 @@ class S3Store(BlobStore):
             return
         self.client.upload_fileobj(source, self.bucket, self.key(digest), Config=_TRANSFER)
 
+    def save_staged(self, session: Session, digest: str, source: BinaryIO, staged: str) -> None:
+        # A copy inside the bucket (in parts for a large object, ``UploadPartCopy``): the bytes never pass
+        # through this process again.
+        if self.exists(digest):
+            return
+        copy = {"Bucket": self.bucket, "Key": staged}
+        self.client.copy(copy, self.bucket, self.key(digest), Config=_TRANSFER)
+
     def delete(self, session: Session, digest: str) -> None:
         self.client.delete_object(Bucket=self.bucket, Key=self.key(digest))  # S3 answers 204 for a missing key
 

@@ -135,6 +135,9 @@ class Sweeper:
         removed = collect.collect(self.db)
         if removed.files:
             log.info("removed %d stored files (%d bytes) that nothing refers to", removed.files, removed.bytes)
+        abandoned = collect.abandoned_direct_uploads(self.db, timedelta(hours=self.settings.direct_upload_hours))
+        if abandoned:
+            log.info("removed %d direct uploads that were never completed in time", abandoned)
         return removed
 
     def _stranded(self) -> list[stranded.Delivery]:

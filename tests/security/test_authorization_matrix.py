@@ -197,6 +197,7 @@ def _bundle_zip(slug: str) -> bytes:
 
 
 CONFIRMED = form(confirmed="yes")
+DIRECT = json_body(size=100, sha256="0" * 64, filename="run.json")
 PHASE_FORM = {"starts_at": "", "ends_at": "", "daily_limit": "4", "total_limit": "", "visibility": "hidden"}
 INVITE_A = frozenset({"invite_a"})
 NEW_PASSWORD = "another long password"
@@ -269,6 +270,10 @@ TABLE: tuple[Row, ...] = (
     # submissions
     row("POST", PH + "/submissions",                     401, 202, 202, 403, 202, 202, send=upload),
     row("POST", PH + "/baseline-programs",               401, 403, 403, 403, 409, 409, send=program_zip),
+    # direct uploads: who may is checked before the answer that this world's store offers none
+    row("POST", PH + "/direct-uploads",                  401, 409, 409, 403, 409, 409, send=DIRECT),
+    row("POST", PH + "/direct-uploads/complete",         401, 409, 409, 409, 409, 409,
+        send=json_body(upload="t", etags=["e"])),
     row("GET", PH + "/submissions",                      401, 200, 200, 200, 200, 200,
         shows={TEAM_A: {"file_a"}, TEAM_B: {"file_b"}}),
     row("GET", PH + "/submissions",                      401, 403, 403, 403, 200, 200,

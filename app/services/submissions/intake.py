@@ -108,7 +108,7 @@ def check_open(phase: Phase, now: datetime) -> None:
         )
 
 
-def _check_text(upload: Upload) -> None:
+def check_text(upload: Upload) -> None:
     problems = []
     if len(upload.method_name) > MAX_METHOD_NAME:
         problems.append({"where": "method_name", "message": f"at most {MAX_METHOD_NAME} characters"})
@@ -143,11 +143,11 @@ def submit(
     process scores), what validation parsed waits there for the submission's job."""
     now = now or utcnow()
     user = require_user(user)
-    _check_text(upload)
+    check_text(upload)
     if key is not None:
-        replay = _replay(session, user.id, key, get_phase(session, *ref), upload.content.sha256, now)
-        if replay is not None:
-            return replay
+        earlier = replay(session, user.id, key, get_phase(session, *ref), upload.content.sha256, now)
+        if earlier is not None:
+            return earlier
     plan = _plan(session, user, ref, upload, limits, gold_cache, now)
     end_read_transaction(session)  # no lock or snapshot is held while the file is parsed
     if plan.code:
@@ -162,11 +162,29 @@ def submit(
     return accepted
 
 
-def _replay(session: Session, user_id: int, key: str, phase: Phase, digest: str, now: datetime) -> Accepted | None:
+def replay(session: Session, user_id: int, key: str, phase: Phase, digest: str, now: datetime) -> Accepted | None:
     found = idempotency.original(session, user_id, key, phase_id=phase.id, sha256=digest, now=now)
     if found is None:
         return None
     return Accepted(found, quota.usage(session, phase, found.team_id, now), replayed=True)
+
+
+def precheck(
+    session: Session, user: User, ref: tuple[str, str, str], size: int, limits: Limits, now: datetime
+) -> Phase:
+    """The checks that need no byte of the file (step 1): the phase, the user's right to take part, the phase
+    open, the size, the team's submissions left and the storage quotas; the phase."""
+    phase = get_phase(session, *ref)
+    task = phase.task
+    require_participant(session, user, task.competition)
+    check_open(phase, now)
+    limit = upload_limit(phase, limits)
+    if size > limit:
+        raise too_large(limit, size)
+    team = team_of(session, user, task.competition_id)
+    quota.check(quota.usage(session, phase, team.id if team else None, now), phase.slug)
+    storage_quota.check(session, task.competition, team.id if team else None, size, limits)
+    return phase
 
 
 def _plan(
@@ -178,16 +196,8 @@ def _plan(
     gold_cache: GoldCache,
     now: datetime,
 ) -> _Plan:
-    phase = get_phase(session, *ref)
+    phase = precheck(session, user, ref, upload.content.size, limits, now)
     task = phase.task
-    require_participant(session, user, task.competition)
-    check_open(phase, now)
-    limit = upload_limit(phase, limits)
-    if upload.content.size > limit:
-        raise too_large(limit, upload.content.size)
-    team = team_of(session, user, task.competition_id)
-    quota.check(quota.usage(session, phase, team.id if team else None, now), phase.slug)
-    storage_quota.check(session, task.competition, team.id if team else None, upload.content.size, limits)
     gold_sha = session.scalar(select(Blob.sha256).where(Blob.id == phase.gold_blob_id))
     assert gold_sha is not None
     key = gold_key(phase.id, gold_sha, task.scorer, task.scorer_options)
@@ -249,9 +259,9 @@ def _record(session: Session, plan: _Plan, upload: Upload, limits: Limits, now: 
     digest = upload.content.sha256
     # A request with the same key that was being checked meanwhile has committed by now (it held
     # this lock): its submission is the answer, before any limit is counted.
-    replay = _replay(session, user.id, key, phase, digest, now) if key is not None else None
-    if replay is not None:
-        return replay
+    earlier = replay(session, user.id, key, phase, digest, now) if key is not None else None
+    if earlier is not None:
+        return earlier
     quota.check(quota.usage(session, phase, team.id, now), phase.slug)
     storage_quota.check(session, competition, team.id, upload.content.size, limits)  # counted under the locks
     blob = put_content(session, upload.content)

@@ -66,9 +66,10 @@ def check(session: Session, competition: Competition, team_id: int | None, size:
     found = quotas(competition, limits)
     checks = (("team", found.team, team_id), ("competition", found.competition, None))
     for name, limit, team in checks:
-        if limit is None or (name == "team" and team is None):
+        if limit is None:
             continue
-        taken = used(session, competition.id, team)
+        # A user whose team is not made yet (its first upload) has stored nothing.
+        taken = 0 if name == "team" and team is None else used(session, competition.id, team)
         if taken + size > limit:
             whose = "your team's submissions" if name == "team" else "the submissions of every team"
             raise StorageQuotaExceeded(

@@ -11,11 +11,18 @@ from starlette.status import HTTP_202_ACCEPTED, HTTP_204_NO_CONTENT
 from app.services.code import baselines as code_baselines
 from app.services.competitions import catalog
 from app.services.errors import InvalidInput
-from app.services.submissions import changes, deletion, idempotency, intake, results
+from app.services.submissions import changes, deletion, direct, idempotency, intake, results
 from app.services.submissions.limits import MAX_METHOD_DESCRIPTION, MAX_METHOD_NAME, too_large
 from app.web.deps import CurrentUser, PhaseRef, RowId, SessionDep, StateDep
 from app.web.schemas.common import ErrorOut, retry_after_header
-from app.web.schemas.submissions import RescoreOut, SubmissionList, SubmissionOut
+from app.web.schemas.submissions import (
+    DirectCompleteIn,
+    DirectUploadIn,
+    DirectUploadOut,
+    RescoreOut,
+    SubmissionList,
+    SubmissionOut,
+)
 from app.web.uploads import multipart_body, read_form, upload_limit_for
 
 router = APIRouter(tags=["submissions"])
@@ -92,6 +99,73 @@ async def submit(
         return SubmissionOut.of(results.describe_upload(session, accepted.submission), quota=accepted.quota)
 
     return await run_in_threadpool(accept)
+
+
+_DIRECT_REFUSALS: dict[int | str, dict[str, Any]] = {
+    **_REFUSALS,
+    409: {
+        "model": ErrorOut,
+        "description": "the phase is closed, or `direct_upload_unavailable`: this server keeps files outside object "
+        "storage (send the file to `.../submissions`)",
+    },
+    413: {"model": ErrorOut, "description": "the declared size is over the phase's size limit or a storage quota"},
+}
+
+
+@router.post(PHASE + "/direct-uploads", response_model=DirectUploadOut, responses=_DIRECT_REFUSALS)
+def start_direct_upload(
+    ref: PhaseRef, body: DirectUploadIn, request: Request, state: StateDep, session: SessionDep, user: CurrentUser
+) -> DirectUploadOut:
+    """Start sending a large file straight to object storage (servers whose files are in S3). Everything that
+    needs no byte of the file is checked first (the phase open, the size limit, the team's limits and storage
+    quotas, with the declared size); the answer holds a presigned link per part. Send each part with ``PUT``,
+    then ``POST .../direct-uploads/complete`` with the ETags: the file is read back, checked against the
+    declared size and sha256, and submitted as an upload to ``.../submissions`` is."""
+    declared = direct.Declared(body.size, body.sha256, body.filename, body.method_name, body.method_description)
+    hours = state.settings.direct_upload_hours
+    started = direct.start(session, user, ref, declared, limits=state.limits, hours=hours)
+    return DirectUploadOut(
+        upload=started.token,
+        part_size=started.part_size,
+        parts=started.urls,
+        expires_at=started.expires_at,
+        complete_url=str(request.url_for("complete_direct_upload", **request.path_params)),
+    )
+
+
+@router.post(
+    PHASE + "/direct-uploads/complete",
+    status_code=HTTP_202_ACCEPTED,
+    response_model=SubmissionOut,
+    responses=_DIRECT_REFUSALS,
+)
+def complete_direct_upload(
+    ref: PhaseRef,
+    body: DirectCompleteIn,
+    response: Response,
+    state: StateDep,
+    session: SessionDep,
+    user: CurrentUser,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> SubmissionOut:
+    """Complete a direct upload: an incomplete or altered file (its size or sha256 not those declared) is refused
+    (422, ``direct_upload_incomplete`` or ``direct_upload_mismatch``) and leaves nothing; a whole one becomes the
+    submission an upload of the same file makes (same checks, same validation, same answer)."""
+    accepted = direct.complete(
+        session,
+        user,
+        ref,
+        body.upload,
+        body.etags,
+        limits=state.limits,
+        hours=state.settings.direct_upload_hours,
+        gold_cache=state.gold_cache,
+        handoff=state.handoff,
+        key=idempotency.checked_key(idempotency_key),
+    )
+    if accepted.replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    return SubmissionOut.of(results.describe_upload(session, accepted.submission), quota=accepted.quota)
 
 
 _PROGRAM_BODY = multipart_body(

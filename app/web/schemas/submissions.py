@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.services.submissions.limits import MAX_METHOD_DESCRIPTION, MAX_METHOD_NAME
 from app.services.submissions.quota import QuotaUsage
 from app.services.submissions.results import OrganizerNotes, ScorerVersion, SubmissionRecord
 from app.storage.models import RunStatus, SubmissionStatus
@@ -127,3 +128,26 @@ class SubmissionList(BaseModel):
 
 class RescoreOut(BaseModel):
     queued: int
+
+
+class DirectUploadIn(BaseModel):
+    """A file about to be sent straight to object storage: what it is, before any byte of it."""
+
+    size: int = Field(gt=0, description="The file's size in bytes.")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="The file's sha256, lowercase hexadecimal.")
+    filename: str = Field(max_length=255, pattern=r"^[^\x00]*$")
+    method_name: str = Field(default="", max_length=MAX_METHOD_NAME, pattern=r"^[^\x00]*$")
+    method_description: str = Field(default="", max_length=MAX_METHOD_DESCRIPTION, pattern=r"^[^\x00]*$")
+
+
+class DirectUploadOut(BaseModel):
+    upload: str = Field(description="The token that completes the upload.")
+    part_size: int = Field(description="Bytes of every part but the last.")
+    parts: list[str] = Field(description="Part n (from 1) is sent with PUT to the n-th link; keep each ETag.")
+    expires_at: datetime
+    complete_url: str
+
+
+class DirectCompleteIn(BaseModel):
+    upload: str = Field(max_length=4096)
+    etags: list[str] = Field(max_length=10_000, description="The ETag each part's PUT answered, in part order.")
