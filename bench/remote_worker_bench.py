@@ -5,8 +5,11 @@ its competition and ``n`` programs waiting there. One worker credential then doe
 does for each run, each call timed on its own: ``claim`` (the fairest waiting run of the queue, taken under a
 lease, with its signed links), the two file fetches, a ``heartbeat``, and the ``result`` (predictions checked
 against the public view, stored, the scoring job queued); and ``idle claim``, an idle worker's poll (nothing
-waits), which each worker sends every ``--poll`` seconds. Medians and 95th percentiles in milliseconds. The
-program is never run here (the sandbox's own cost is in ``sandbox_bench.py`` and ``code_run_bench.py``).
+waits), which each worker sends every ``--poll`` seconds. Then the same for a phase that sends its program scoring
+to the queue: ``scoring claim`` (the fairest submission waiting to be scored, with its links), the fetches of the
+submitted file and of the gold (the scoring program and the reference data), a heartbeat and the ``scoring result``
+(the scores read through the phase's columns and stored). Medians and 95th percentiles in milliseconds. No program
+is run here (the sandbox's own cost is in ``sandbox_bench.py`` and ``code_run_bench.py``).
 
     .venv/bin/python bench/remote_worker_bench.py [-n 30]
 """
@@ -102,6 +105,57 @@ def _serve_one(client: TestClient, worker: dict[str, str], times: dict[str, list
     _timed(times, "result", lambda: client.post(url, headers=worker, data=form, files=files))
 
 
+def _zip(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+#: A program-scored phase's options, as a CodaLab import gives them.
+PROGRAM_OPTIONS = {"metrics": [{"key": "accuracy", "title": "Accuracy"}], "image": ""}
+
+
+def _seed_program(db: Database) -> tuple[str, str]:
+    """A competition whose one phase is scored by its program, on a queue of its own; (credential, token)."""
+    from scorers.generic.program import pack_gold
+    from tests.app.builders import bundle_file, competition_spec, phase_spec
+
+    program = _zip({"metadata": b"command: python3 $program/score.py $input $output\n", "score.py": b"pass\n"})
+    gold = pack_gold(program, _zip({"truth.txt": b"a\nb\n"}))
+    phase = phase_spec(gold=bundle_file("gold.zip", gold), public_files=())
+    spec = competition_spec(
+        "scored", phases=(phase,), scorer="program", scorer_options=PROGRAM_OPTIONS, organizers=("olga",)
+    )
+    with db.session() as session:
+        olga = users.find_user(session, "olga")
+        ada = users.find_user(session, "ada")
+        assert olga is not None and ada is not None
+        catalog.create_competition(session, spec)
+        session.flush()
+        queue = queues.create_queue(session, olga, catalog.get_competition(session, "scored"), "lab")
+        queues.route_phase(session, olga, catalog.get_phase(session, "scored", "labels", "dev"), "lab", scoring=True)
+        secret = queues.issue_credential(session, queue, "bench").secret
+        token = users.issue_token(session, ada)
+        session.commit()
+    return secret, token
+
+
+def _score_one(client: TestClient, worker: dict[str, str], times: dict[str, list[float]]) -> None:
+    """What ``podium worker --remote`` says to the server for one scoring (the program not run)."""
+    claim = _timed(times, "scoring claim", lambda: client.post(f"{WORKER}/claim", headers=worker, json={}))
+    job = claim.json()["scoring"]
+    _timed(times, "fetch submission", lambda: client.get(job["submission_url"]))
+    _timed(times, "fetch gold", lambda: client.get(job["gold_url"]))
+    url = f"{WORKER}/scorings/{job['submission_id']}"
+    beat = {"lease": job["lease"]}
+    _timed(times, "scoring heartbeat", lambda: client.post(f"{url}/heartbeat", headers=worker, json=beat))
+    form = {"lease": job["lease"], "report": json.dumps({"scores": {"accuracy": 0.5}, "exit_code": 0})}
+    files = {"stdout": ("o", b""), "stderr": ("e", b"")}
+    _timed(times, "scoring result", lambda: client.post(f"{url}/result", headers=worker, data=form, files=files))
+
+
 def run(n: int) -> dict[str, list[float]]:
     with tempfile.TemporaryDirectory() as folder:
         url = f"sqlite:///{Path(folder) / 'bench.sqlite3'}"
@@ -123,9 +177,35 @@ def run(n: int) -> dict[str, list[float]]:
                 _serve_one(client, worker, times)
             for _ in range(n):
                 _timed(times, "idle claim", lambda: client.post(f"{WORKER}/claim", headers=worker, json={}))
+            scorer_secret, scorer_token = _seed_program(db)
+            scorer = {"Authorization": f"Bearer {scorer_secret}"}
+            for _ in range(n):
+                answer = client.post(
+                    "/api/v1/competitions/scored/tasks/labels/phases/dev/submissions",
+                    headers={"Authorization": f"Bearer {scorer_token}"},
+                    files={"file": ("r.zip", _zip({"prediction.txt": b"a\nb\n"}), "application/zip")},
+                )
+                assert answer.status_code == 202, answer.text
+            for _ in range(n):
+                _score_one(client, scorer, times)
             client.app.state.podium.queue.wait_idle(120)  # type: ignore[attr-defined]
         db.dispose()
     return times
+
+
+NAMES = (
+    "claim",
+    "fetch program",
+    "fetch inputs",
+    "heartbeat",
+    "result",
+    "idle claim",
+    "scoring claim",
+    "fetch submission",
+    "fetch gold",
+    "scoring heartbeat",
+    "scoring result",
+)
 
 
 def main() -> None:
@@ -135,7 +215,7 @@ def main() -> None:
     times = run(args.n)
     print(f"remote worker protocol, {args.n} runs waiting on one competition's queue, embedded server on SQLite")
     print(f"{'call':<16}{'median ms':>12}{'p95 ms':>10}")
-    for name in ("claim", "fetch program", "fetch inputs", "heartbeat", "result", "idle claim"):
+    for name in NAMES:
         values = times[name]
         print(f"{name:<16}{statistics.median(values):>12.1f}{percentile(values, 0.95):>10.1f}")
 
