@@ -40,6 +40,8 @@ from sandbox.gpus import Gpu, GpuProblem, detect, hold
 
 log = logging.getLogger(__name__)
 
+#: How much of a fetched file is in memory at once.
+CHUNK = 1024 * 1024
 #: The longest wait between two tries after a network error.
 MAX_BACKOFF = 60.0
 
@@ -88,13 +90,25 @@ class RemoteWorker:
     def close(self) -> None:
         self.client.close()
 
-    def _call(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
-        """The platform's answer; network errors and 5xx answers are tried again with backoff, a refused
-        credential raises ``Refused``, a lost lease ``LeaseLost``."""
+    def _send(self, method: str, url: str, sink: Path | None, **kwargs: Any) -> httpx.Response:
+        if sink is None:
+            return self.client.request(method, url, **kwargs)
+        with self.client.stream(method, url, **kwargs) as answer:
+            if answer.status_code != 200:
+                answer.read()
+                return answer
+            with sink.open("wb") as file:  # a program of hundreds of MB goes to disk as it arrives
+                for chunk in answer.iter_bytes(CHUNK):
+                    file.write(chunk)
+            return answer
+
+    def _call(self, method: str, url: str, sink: Path | None = None, **kwargs: Any) -> httpx.Response:
+        """The platform's answer (its body written to ``sink`` where one is given); network errors and 5xx answers
+        are tried again with backoff, a refused credential raises ``Refused``, a lost lease ``LeaseLost``."""
         wait = 1.0
         while True:
             try:
-                answer = self.client.request(method, url, **kwargs)
+                answer = self._send(method, url, sink, **kwargs)
             except httpx.TransportError as exc:
                 log.warning("the platform did not answer (%s); trying again in %.0f s", exc, wait)
             else:
@@ -133,7 +147,7 @@ class RemoteWorker:
             require_cgroup=not self.settings.sandbox_allow_no_cgroup,
         )
 
-    def _run(self, program: bytes, inputs: bytes, code: CodeSettings) -> CodeOutcome:
+    def _run(self, program: Path, inputs: Path, code: CodeSettings) -> CodeOutcome:
         """The program in the sandbox, with one GPU of this machine held where its phase asks for one (one run per
         GPU of the machine, as on the platform's workers: ``sandbox.gpus.hold``)."""
         where = self._isolation(code)
@@ -144,10 +158,15 @@ class RemoteWorker:
             return replace(run_code(program, inputs, code, placed), device=gpu.describe())
 
     def run_one(self, run: dict[str, Any]) -> None:
+        with tempfile.TemporaryDirectory(prefix="podium-fetch-") as folder:
+            program, inputs = Path(folder) / "program.zip", Path(folder) / "inputs.zip"
+            self._call("GET", run["program_url"], sink=program)
+            self._call("GET", run["inputs_url"], sink=inputs)
+            self._run_fetched(run, program, inputs)
+
+    def _run_fetched(self, run: dict[str, Any], program: Path, inputs: Path) -> None:
         run_id, lease = run["run_id"], run["lease"]
         log.info("running code run %s", run_id)
-        program = self._call("GET", run["program_url"]).content
-        inputs = self._call("GET", run["inputs_url"]).content
         code = CodeSettings.of(run["code"])
         done = threading.Event()
         beats = threading.Thread(

@@ -20,10 +20,10 @@ from starlette.concurrency import run_in_threadpool
 from app.services.errors import InvalidInput, NotAuthenticated, UploadTooLarge
 from app.services.workers import links, protocol, queues, scoring
 from app.services.workers.report import ScoringReport
-from app.storage.blobs import read_blob
 from app.storage.models import WorkerCredential
 from app.storage.types import utcnow
 from app.web.deps import RowId, SessionDep, StateDep
+from app.web.downloads import streamed
 from app.web.schemas.workers import (
     AssignmentOut,
     ClaimIn,
@@ -108,11 +108,7 @@ def heartbeat(
 @router.get("/files/{token}")
 def fetch(token: str, session: SessionDep) -> Response:
     blob_id, filename = links.resolve(session, protocol.server_key_or_none(session), token)
-    return Response(
-        read_blob(session, blob_id),
-        media_type="application/zip",
-        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
-    )
+    return streamed(session, filename, blob_id, media_type="application/zip")
 
 
 @router.post("/runs/{run_id}/result", response_model=ResultOut)
