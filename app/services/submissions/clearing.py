@@ -40,19 +40,21 @@ class Cleared:
     busy: list[int]
 
 
+def team_named(session: Session, phase: Phase, team: str) -> int:
+    """The id of the phase's competition's team named ``team`` (names compare as team names do)."""
+    named = select(Team.id).where(Team.competition_id == phase.task.competition_id)
+    team_id = session.scalar(named.where(Team.name_key == team_name_key(team)))
+    if team_id is None:
+        raise NotFound(f"there is no team named {team!r} in {phase.task.competition.slug!r}", code="no_such_team")
+    return team_id
+
+
 def delete_phase_submissions(session: Session, user: User | None, phase: Phase, team: str | None = None) -> Cleared:
     """Delete the phase's submissions (only ``team``'s, when named) but those the module keeps (organizers)."""
     organizer = require_organizer(session, user, phase.task.competition)
     query = select(Submission).where(Submission.phase_id == phase.id).order_by(Submission.id)
     if team is not None:
-        team_id = session.scalar(
-            select(Team.id).where(
-                Team.competition_id == phase.task.competition_id, Team.name_key == team_name_key(team)
-            )
-        )
-        if team_id is None:
-            raise NotFound(f"there is no team named {team!r} in {phase.task.competition.slug!r}", code="no_such_team")
-        query = query.where(Submission.team_id == team_id)
+        query = query.where(Submission.team_id == team_named(session, phase, team))
     # Locked, so that no worker claims one of them between the check below and the deletion (on SQLite the
     # write transaction holds the database's lock already).
     submissions = list(session.scalars(query.with_for_update()))

@@ -11,7 +11,7 @@ from app.services.accounts import users
 from app.services.accounts.access import require_organizer
 from app.services.competitions import catalog
 from app.services.competitions import removal as competitions_removal
-from app.services.errors import Forbidden
+from app.services.errors import Conflict, Forbidden
 from app.services.submissions import clearing
 from app.web import sessions
 from app.web.csrf import require_csrf
@@ -87,6 +87,8 @@ def delete_phase_submissions(
     require_organizer(session, viewer, phase_row.task.competition)
     back = urls.phase_part(ref, "organize")
     team = team.strip()
+    if team:
+        clearing.team_named(session, phase_row, team)  # a team that is not there is said so before asking
     what = f"team {team}'s submissions to {phase_row.title}" if team else f"every submission to {phase_row.title}"
     asked = confirm_first(
         request, viewer, confirmed, DELETE_SUBMISSIONS, back=back, title=what, fields={"team": team} if team else None
@@ -111,6 +113,8 @@ def delete_user(
     if not viewer.is_admin:
         raise Forbidden("only site admins may delete accounts")
     target = users.get_user(session, name.strip())
+    if target.is_deleted:  # said before asking
+        raise Conflict(f"{target.name!r} is a deleted account already", code="already_deleted")
     asked = confirm_first(
         request, viewer, confirmed, DELETE_USER, back="/account", title=target.name, fields={"name": target.name}
     )

@@ -237,6 +237,10 @@ def test_the_organize_pages_ask_before_deleting(db: Database, client: TestClient
     asked = client.post(
         f"{pages.BOARD}/organize/delete-submissions", data={"csrf_token": pages.token(organize), "team": "ada"}
     )
+    missing = client.post(
+        f"{pages.BOARD}/organize/delete-submissions", data={"csrf_token": pages.token(organize), "team": "nobody"}
+    )
+    assert missing.status_code == 404 and "there is no team named" in missing.text  # said before asking
     assert asked.status_code == 200 and "Delete team ada&#39;s submissions to Phase dev?" in asked.text
     assert '<input type="hidden" name="team" value="ada">' in asked.text
     assert _count(db, Submission) == 1
