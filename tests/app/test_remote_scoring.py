@@ -102,6 +102,8 @@ def test_a_remote_worker_scores_with_the_gold_it_is_given_and_the_platform_store
     sent = send(program_client, db, tiny.result(["a", "b", "c", "a"]))
     # The platform's pool went idle without scoring it: it waits for the organizers' worker.
     assert shown(program_client, db, sent["id"])["status"] == "queued"
+    # No worker of the queue called yet: the competition's page says the submission waits for one.
+    assert "1 submission waits for the organizers’ own workers" in program_client.get("/c/comp").text
     job = claim(program_client, secret)
     assert job["run"] is None and job["scoring"]["submission_id"] == sent["id"]
     scoring = job["scoring"]

@@ -80,7 +80,7 @@ def test_the_competition_page_says_when_runs_wait_for_workers_that_are_silent(db
         session.execute(update(CodeRun).values(created_at=utcnow() - timedelta(minutes=7)))
         session.commit()
     said = client.get("/c/svident-code").text
-    assert "1 program run waits for the organizers’ own workers" in said and "waited 7 minutes" in said, said
+    assert "1 submission waits for the organizers’ own workers" in said and "waited 7 minutes" in said, said
     # A worker calls in: the competition is served again.
     assert client.post(f"{WORKER}/claim", headers=bearer(secret.group(0))).json()["run"] is not None
     assert "organizers’ own workers" not in client.get("/c/svident-code").text
