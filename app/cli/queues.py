@@ -70,7 +70,10 @@ def list_command(
         return
     for queue in body["queues"]:
         since = f", the oldest since {queue['oldest_waiting_since']}" if queue["waiting"] else ""
-        typer.echo(f"{queue['name']}: {', '.join(queue['phases']) or 'no phase'}; {queue['waiting']} waiting{since}")
+        scored = queue.get("scoring_phases") or []
+        scoring = f" (scored here: {', '.join(scored)})" if scored else ""
+        phases = ", ".join(queue["phases"]) or "no phase"
+        typer.echo(f"{queue['name']}: {phases}{scoring}; {queue['waiting']} waiting{since}")
         for c in queue["credentials"]:
             state = "revoked" if c["revoked_at"] else ("live" if c["live"] else "silent")
             running = ", running " + ", ".join(map(str, c["running"])) if c["running"] else ""

@@ -104,6 +104,9 @@ def test_a_remote_worker_scores_with_the_phases_program_and_a_killed_one_is_repl
         assert podium("queue", "create", "comp", "lab2", *login).returncode == 0
         routed = podium("queue", "route", "comp/labels/dev", "lab2", "--scoring", *login)
         assert routed.returncode == 0 and "runs (and its scoring) go to lab2" in routed.stdout, routed.stderr
+        listed = podium("queue", "list", "comp", *login)
+        # the second upload waits there now
+        assert "lab2: labels/dev (scored here: labels/dev); 1 waiting" in listed.stdout, listed.stdout
         assert podium("queue", "delete", "comp", "lab", *login).stdout.strip() == "queue lab deleted"
         deleted = podium("queue", "delete", "comp", "lab2", *login)
         assert deleted.returncode == 0, deleted.stderr
