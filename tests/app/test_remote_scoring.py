@@ -247,3 +247,27 @@ def test_deleting_the_queue_gives_what_its_worker_holds_back_to_the_platform_at_
     assert program_client.get(f"{QUEUES}/lab", headers=auth(db, "olga")).status_code == 404
     gone = program_client.delete(f"{QUEUES}/lab", headers=auth(db, "olga"))
     assert gone.status_code == 404 and "has no queue named 'lab'" in gone.json()["detail"]
+
+
+def test_the_queues_page_sends_a_program_phases_scoring_to_a_queue(db: Database, program_client: TestClient) -> None:
+    from tests.app.web.test_pages import login, token
+
+    setup(db, program_phase(), scorer="program", scorer_options=tiny.OPTIONS)
+    login(program_client, "olga")
+    page = program_client.get("/c/comp/organize/queues")
+    assert "No phase of this competition runs code or a scoring program" not in page.text
+    program_client.post("/c/comp/organize/queues", data={"csrf_token": token(page), "name": "lab"})
+    routed = program_client.post(
+        "/c/comp/organize/queues/route",
+        data={"csrf_token": token(page), "phase": "labels/dev", "queue": "lab", "scoring": "on"},
+        follow_redirects=True,
+    )
+    assert "The runs and scoring of labels/dev go to queue lab now." in routed.text
+    assert "scored here: labels/dev" in routed.text and 'name="scoring" value="on" checked' in routed.text
+    view = program_client.get(f"{QUEUES}/lab", headers=auth(db, "olga")).json()
+    assert view["scoring_phases"] == ["labels/dev"]
+    # Without the box, a program phase that runs no code cannot go to a queue: the page says why.
+    refused = program_client.post(
+        "/c/comp/organize/queues/route", data={"csrf_token": token(page), "phase": "labels/dev", "queue": "lab"}
+    )
+    assert refused.status_code == 409 and "scoring: true" in refused.text
