@@ -6,9 +6,11 @@ never completed is removed by the sweeper's cleaning."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import pty
 import subprocess
 from collections.abc import Iterator
 from dataclasses import replace
@@ -234,3 +236,23 @@ def test_an_upload_never_completed_is_aborted_after_the_time_limit(
     assert abandoned_direct_uploads(database, timedelta(hours=24), now=utcnow() + timedelta(hours=25, minutes=1)) == 2
     assert staged(bucket) == []
     database.dispose()
+
+
+def test_the_cli_shows_a_progress_bar_where_stderr_is_a_terminal(
+    site: tuple[str, dict[str, str]], tmp_path: Path
+) -> None:
+    base, tokens = site
+    sample = tmp_path / "predictions.tsv"
+    sample.write_bytes(httpx.get(f"{phase(base)}/sample").content)
+    ours, theirs = pty.openpty()
+    command = [*podium_command(), "submit", str(sample), "--server", base, "--token", tokens["ada"], "--task", REF]
+    with subprocess.Popen([*command, "--direct-above", "1"], stdout=subprocess.PIPE, stderr=theirs) as process:
+        os.close(theirs)
+        shown = b""
+        with contextlib.suppress(OSError):  # the terminal's end reads EIO once the command closed its side
+            while chunk := os.read(ours, 4096):
+                shown += chunk
+        assert process.wait(60) == 0
+    os.close(ours)
+    assert "━" in shown.decode("utf-8", "replace")  # the bar, drawn on the terminal only
+    assert mine(base, tokens["ada"])[0]["sha256"] == hashlib.sha256(sample.read_bytes()).hexdigest()
