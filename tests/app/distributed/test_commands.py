@@ -93,15 +93,17 @@ def test_the_compose_commands_serve_score_and_report(
     assert f"podium-scoring-{scoring.pid}@" in answered.stdout
     assert f"podium-gpu-{gpu.pid}@" in answered.stdout
 
-    ready = httpx.get(f"{served}/readyz")
+    ready = httpx.get(f"{served}/readyz", timeout=60)
     assert (ready.status_code, ready.json()) == (200, {"status": "ready", "checks": {"database": "ok", "broker": "ok"}})
     files = {"file": ("run.json", as_bytes(HALF), "application/json")}
     answer = httpx.post(f"{served}{PHASE}/submissions", headers=ada, files=files, timeout=60)
     assert answer.status_code == 202, answer.text
     assert answer.json()["queue_position"] == 1
     url = f"{served}/api/v1/submissions/{answer.json()['id']}"
-    wait_for(lambda: httpx.get(url, headers=ada).json()["status"] == "scored", 60, "the upload to be scored")
-    scored = httpx.get(url, headers=ada).json()
+    wait_for(
+        lambda: httpx.get(url, headers=ada, timeout=60).json()["status"] == "scored", 60, "the upload to be scored"
+    )
+    scored = httpx.get(url, headers=ada, timeout=60).json()
     assert (scored["metrics"], scored["queue_position"], scored["estimated_scored_at"]) == (
         {"accuracy": 0.5},
         None,
@@ -114,14 +116,20 @@ def test_the_compose_commands_serve_score_and_report(
     run = httpx.post(f"{served}{PHASE}/baseline-runs", headers=olga, json=body, timeout=60)
     assert run.status_code == 202, run.text
     run_url = f"{served}/api/v1/baseline-runs/{run.json()['id']}"
-    wait_for(lambda: httpx.get(run_url, headers=olga).json()["status"] == "succeeded", 60, "the baseline run")
-    done = httpx.get(run_url, headers=olga).json()
+    wait_for(
+        lambda: httpx.get(run_url, headers=olga, timeout=60).json()["status"] == "succeeded", 60, "the baseline run"
+    )
+    done = httpx.get(run_url, headers=olga, timeout=60).json()
     assert pid_of(done["worker"]) == gpu.pid
     baseline = f"{served}/api/v1/submissions/{done['submission_id']}"
-    wait_for(lambda: httpx.get(baseline, headers=olga).json()["status"] == "scored", 60, "its submission's score")
-    assert httpx.get(baseline, headers=olga).json()["metrics"] == {"accuracy": 1.0}  # training labels = gold
+    wait_for(
+        lambda: httpx.get(baseline, headers=olga, timeout=60).json()["status"] == "scored", 60, "its submission's score"
+    )
+    assert httpx.get(baseline, headers=olga, timeout=60).json()["metrics"] == {
+        "accuracy": 1.0
+    }  # training labels = gold
 
-    metrics = httpx.get(f"{served}/metrics").text
+    metrics = httpx.get(f"{served}/metrics", timeout=60).text
     assert 'podium_submissions{status="scored"} 2.0' in metrics
     assert 'podium_queue_depth{queue="scoring"} 0.0' in metrics
     assert "podium_broker_up 1.0" in metrics

@@ -52,7 +52,9 @@ def test_an_upload_through_a_served_site_lands_in_the_bucket_and_a_worker_scores
     server = ServeProcess(podium_env(s3_cluster.settings), s3_cluster.tmp / "serve.log").wait_ready()
     try:
         data = as_bytes(HALF)
-        answer = httpx.post(f"{server.url}{PHASE}/submissions", headers=ada, files={"file": ("run.json", data)})
+        answer = httpx.post(
+            f"{server.url}{PHASE}/submissions", headers=ada, files={"file": ("run.json", data)}, timeout=60
+        )
         assert answer.status_code == 202, answer.text
         wait_for(lambda: scored(pg) == 1, 60, "the submission to be scored")
     finally:
