@@ -78,15 +78,37 @@ def made_by_podium(client: TestClient, submission_id: int) -> tuple[bytes, bytes
         return read_blob(session, run.program_blob_id), read_blob(session, row.blob_id)
 
 
-def test_the_codabench_code_submission_runs_through_its_ingestion_program_and_scores_as_by_hand(
+def test_the_codabench_code_submission_runs_by_api_and_podium_submit_and_scores_as_by_hand(
     db: Database, server: TestClient, tmp_path: Path
 ) -> None:
     people = tokens(db)
     join_v2(server, people)
     folder = bundle("competition_v2_multi_task.zip", tmp_path / "bundle")
     code = reference_zip("submission.zip")
+    code_file = tmp_path / "submission.zip"
+    code_file.write_bytes(code)
+    token = people["ada"]["Authorization"].removeprefix("Bearer ")
     for task, name in (("wheat-seed-first-task", "first"), ("wheat-seed-second-task", "second")):
-        scored = submit(server, people["ada"], f"/api/v1/competitions/{V2}/tasks/{task}/phases/{V2_PHASE}", code)
+        if name == "first":  # through the API
+            scored = submit(server, people["ada"], f"/api/v1/competitions/{V2}/tasks/{task}/phases/{V2_PHASE}", code)
+        else:  # through `podium submit` to a served site
+            with serving(db.url, tmp_path / "server.log", PROGRAM_RUNTIMES=runtimes_table()) as url:
+                where = f"{V2}/{task}/{V2_PHASE}"
+                args = [
+                    "submit",
+                    "--server",
+                    url,
+                    "--token",
+                    token,
+                    "--task",
+                    where,
+                    "--wait",
+                    "--json",
+                    str(code_file),
+                ]
+                submitted = CliRunner().invoke(cli, args)
+            assert submitted.exit_code == 0, submitted.output
+            scored = json.loads(submitted.stdout)
         assert (scored["status"], scored["code_run"]["stage"], scored["code_run"]["exit_code"]) == ("scored",) * 2 + (
             0,
         ), scored
