@@ -68,13 +68,19 @@ def eligible(model: JobRow, named: int, now: datetime) -> ColumnElement[bool]:
     )
 
 
-def claim_fairly(
-    session: Session, kind: JobKind, named: int, now: datetime, claim: Callable[[Session, int], T | None]
-) -> T | None:
-    """In the caller's transaction: ``claim`` the fairest row a message naming ``named`` may take."""
-    model = kind.row
+def claim_first(
+    session: Session,
+    model: JobRow,
+    now: datetime,
+    eligible: ColumnElement[bool],
+    among: ColumnElement[bool],
+    claim: Callable[[Session, int], T | None],
+) -> tuple[int, T] | None:
+    """In the caller's transaction: ``claim`` the first row of the fair order (``fair.fairest`` over ``among``)
+    that is ``eligible`` and not being claimed by another worker right now; the row's id and the claim, or
+    ``None`` when nothing can be claimed. The one claim loop of the platform's workers and of remote ones."""
     for _ in range(ROUNDS):
-        head = fair.fairest(session, model, now, eligible(model, named, now), among=on_platform(model))
+        head = fair.fairest(session, model, now, eligible, among=among)
         if not head:
             return None
         for row_id in head:
@@ -83,10 +89,22 @@ def claim_fairly(
                 continue
             held = claim(session, row_id)
             if held is not None:
-                if row_id != named:
-                    _stands_for(session, model, named, now)
-                return held
+                return row_id, held
     return None
+
+
+def claim_fairly(
+    session: Session, kind: JobKind, named: int, now: datetime, claim: Callable[[Session, int], T | None]
+) -> T | None:
+    """In the caller's transaction: ``claim`` the fairest row a message naming ``named`` may take."""
+    model = kind.row
+    found = claim_first(session, model, now, eligible(model, named, now), on_platform(model), claim)
+    if found is None:
+        return None
+    row_id, held = found
+    if row_id != named:
+        _stands_for(session, model, named, now)
+    return held
 
 
 def _stands_for(session: Session, model: JobRow, named: int, now: datetime) -> None:

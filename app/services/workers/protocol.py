@@ -36,7 +36,7 @@ from app.services.code.sandboxed import CodeOutcome
 from app.services.code.settings import CodeSettings
 from app.services.errors import Conflict, Forbidden
 from app.services.jobs import fair
-from app.services.jobs.claiming import ROUNDS
+from app.services.jobs.claiming import claim_first
 from app.services.scoring.gold import GoldCache, gold_of, parsed_gold
 from app.services.scoring.validation import validate
 from app.services.submissions.limits import Limits as UploadLimits
@@ -122,33 +122,30 @@ def claim(
     mine = and_(in_queue(credential.queue_id), fair.waiting(CodeRun, now))
     if gpus == 0 and (needing := _needing_a_gpu(session, credential.queue_id)):
         mine = and_(mine, ~CodeRun.submission_id.in_(select(Submission.id).where(Submission.phase_id.in_(needing))))
-    for _ in range(ROUNDS):
-        head = fair.fairest(session, CodeRun, now, mine, among=in_queue(credential.queue_id))
-        if not head:
-            return None
-        for row_id in head:
-            locked = select(CodeRun.id).where(CodeRun.id == row_id).with_for_update(skip_locked=True)
-            if session.scalar(locked) is None:  # PostgreSQL: another worker is claiming it
-                continue
-            held = execution.claim(
-                session,
-                row_id,
-                worker=worker_name(credential.id),
-                now=now,
-                lease_seconds=lease_seconds,
-                max_attempts=max_attempts,
-            )
-            if held is not None:
-                key = server_key(session)
-                return Assignment(
-                    run_id=held.run_id,
-                    lease=lease_token(key, held.run_id, held.attempt, credential.id),
-                    lease_seconds=lease_seconds,
-                    code=held.code.stored(),
-                    program=links.make(key, held.run_id, held.attempt, links.PROGRAM, now),
-                    inputs=links.make(key, held.run_id, held.attempt, links.INPUTS, now),
-                )
-    return None
+
+    def claim(s: Session, row_id: int) -> CodeClaim | None:
+        return execution.claim(
+            s,
+            row_id,
+            worker=worker_name(credential.id),
+            now=now,
+            lease_seconds=lease_seconds,
+            max_attempts=max_attempts,
+        )
+
+    found = claim_first(session, CodeRun, now, mine, in_queue(credential.queue_id), claim)
+    if found is None:
+        return None
+    held = found[1]
+    key = server_key(session)
+    return Assignment(
+        run_id=held.run_id,
+        lease=lease_token(key, held.run_id, held.attempt, credential.id),
+        lease_seconds=lease_seconds,
+        code=held.code.stored(),
+        program=links.make(key, held.run_id, held.attempt, links.PROGRAM, now),
+        inputs=links.make(key, held.run_id, held.attempt, links.INPUTS, now),
+    )
 
 
 def _attempt(session: Session, credential: WorkerCredential, run_id: int, token: str) -> int:

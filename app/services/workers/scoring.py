@@ -34,7 +34,7 @@ from sqlalchemy.orm import Session
 
 from app.services.errors import Conflict, Forbidden
 from app.services.jobs import fair, lease
-from app.services.jobs.claiming import ROUNDS
+from app.services.jobs.claiming import claim_first
 from app.services.jobs.routing import scored_by
 from app.services.scoring import programs, steps
 from app.services.scoring.gold import gold_of
@@ -91,34 +91,31 @@ def claim(
     if session.scalar(scored_here.limit(1)) is None:  # most queues score nothing: no fair order to compute
         return None
     mine = scored_by(credential.queue_id)
-    for _ in range(ROUNDS):
-        head = fair.fairest(session, Submission, now, and_(mine, fair.waiting(Submission, now)), among=mine)
-        if not head:
-            return None
-        for row_id in head:
-            locked = select(Submission.id).where(Submission.id == row_id).with_for_update(skip_locked=True)
-            if session.scalar(locked) is None:  # PostgreSQL: another worker is claiming it
-                continue
-            held = steps.claim(
-                session,
-                row_id,
-                worker=worker_name(credential.id),
-                now=now,
-                lease_seconds=lease_seconds,
-                max_attempts=max_attempts,
-            )
-            if held is not None:
-                key = server_key(session)
-                return ScoringAssignment(
-                    submission_id=held.submission_id,
-                    lease=lease_token(key, held.submission_id, held.attempt, credential.id),
-                    lease_seconds=lease_seconds,
-                    scorer_options=dict(held.gold.scorer_options),
-                    time_limit=held.gold.time_limit or DEFAULT_TIME_LIMIT,
-                    submission=links.make_scoring(key, held.submission_id, held.attempt, links.SUBMISSION),
-                    gold=links.make_scoring(key, held.submission_id, held.attempt, links.GOLD),
-                )
-    return None
+
+    def claim(s: Session, row_id: int) -> Claim | None:
+        return steps.claim(
+            s,
+            row_id,
+            worker=worker_name(credential.id),
+            now=now,
+            lease_seconds=lease_seconds,
+            max_attempts=max_attempts,
+        )
+
+    found = claim_first(session, Submission, now, and_(mine, fair.waiting(Submission, now)), mine, claim)
+    if found is None:
+        return None
+    held = found[1]
+    key = server_key(session)
+    return ScoringAssignment(
+        submission_id=held.submission_id,
+        lease=lease_token(key, held.submission_id, held.attempt, credential.id),
+        lease_seconds=lease_seconds,
+        scorer_options=dict(held.gold.scorer_options),
+        time_limit=held.gold.time_limit or DEFAULT_TIME_LIMIT,
+        submission=links.make_scoring(key, held.submission_id, held.attempt, links.SUBMISSION),
+        gold=links.make_scoring(key, held.submission_id, held.attempt, links.GOLD),
+    )
 
 
 def held(session: Session, credential: WorkerCredential, submission_id: int, token: str) -> Claim:
