@@ -8,11 +8,8 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
-class Report:
-    """How the program ran on the worker (``sandbox.RunResult``'s facts), or why the worker could not run it
-    (``platform_problem``: refunded), or why this worker cannot run programs at all (``cannot_run``: its sandbox
-    does not work; the run is put back to wait, its attempt not counted), or why it gave no predictions
-    (``failure``: the program's fault)."""
+class ProcessFacts:
+    """How a program ran in the worker's sandbox (``sandbox.RunResult``'s facts), in both reports."""
 
     exit_code: int | None = None
     signal: int | None = None
@@ -23,6 +20,15 @@ class Report:
     peak_memory_bytes: int | None = None
     stdout_bytes: int = 0
     stderr_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class Report(ProcessFacts):
+    """How the program ran on the worker (``sandbox.RunResult``'s facts), or why the worker could not run it
+    (``platform_problem``: refunded), or why this worker cannot run programs at all (``cannot_run``: its sandbox
+    does not work; the run is put back to wait, its attempt not counted), or why it gave no predictions
+    (``failure``: the program's fault)."""
+
     failure: str | None = None
     platform_problem: str | None = None
     cannot_run: str | None = None
@@ -31,7 +37,7 @@ class Report:
 
 
 @dataclass(frozen=True)
-class ScoringReport:
+class ScoringReport(ProcessFacts):
     """How a phase's scoring program ran on the worker (``codalab.program.ProgramOutcome``'s facts: the scores it
     wrote, or why it gave none), or why the stored program could not be run (``problem``: the platform's failure,
     refunded), or why this worker cannot run programs at all (``cannot_run``: put back to wait)."""
@@ -43,14 +49,5 @@ class ScoringReport:
     detail: str | None = None
     #: Whether the program ran (False: the submission could not even be unpacked, ``failure`` says why).
     ran: bool = True
-    exit_code: int | None = None
-    signal: int | None = None
-    timed_out: bool = False
-    output_exceeded: bool = False
-    out_of_memory: bool = False
-    wall_seconds: float = 0.0
-    peak_memory_bytes: int | None = None
-    stdout_bytes: int = 0
-    stderr_bytes: int = 0
     problem: str | None = None
     cannot_run: str | None = None

@@ -172,8 +172,8 @@ class ClaimOut(BaseModel):
     scoring: ScoringAssignmentOut | None = None
 
 
-class ReportIn(BaseModel):
-    """How the program ran on the worker (``protocol.Report``)."""
+class ProcessFactsIn(BaseModel):
+    """How a program ran in the worker's sandbox (``report.ProcessFacts``), in both reports."""
 
     model_config = ConfigDict(extra="forbid")
     exit_code: int | None = None
@@ -185,6 +185,12 @@ class ReportIn(BaseModel):
     peak_memory_bytes: int | None = Field(None, ge=0)
     stdout_bytes: int = Field(0, ge=0)
     stderr_bytes: int = Field(0, ge=0)
+
+
+class ReportIn(ProcessFactsIn):
+    """How the program ran on the worker (``protocol.Report``)."""
+
+    model_config = ConfigDict(extra="forbid")
     failure: str | None = Field(None, max_length=1000)
     platform_problem: str | None = Field(None, max_length=1000)
     cannot_run: str | None = Field(None, max_length=1000)
@@ -201,7 +207,7 @@ class ResultOut(BaseModel):
     status: str
 
 
-class ScoringReportIn(BaseModel):
+class ScoringReportIn(ProcessFactsIn):
     """What a phase's scoring program gave on the worker (``report.ScoringReport``)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -212,15 +218,6 @@ class ScoringReportIn(BaseModel):
     failure: str | None = Field(None, max_length=1000)
     detail: str | None = Field(None, max_length=20_000)
     ran: bool = True
-    exit_code: int | None = None
-    signal: int | None = None
-    timed_out: bool = False
-    output_exceeded: bool = False
-    out_of_memory: bool = False
-    wall_seconds: float = Field(0.0, ge=0)
-    peak_memory_bytes: int | None = Field(None, ge=0)
-    stdout_bytes: int = Field(0, ge=0)
-    stderr_bytes: int = Field(0, ge=0)
     problem: str | None = Field(None, max_length=1000)
     cannot_run: str | None = Field(None, max_length=1000)
 
