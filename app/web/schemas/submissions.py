@@ -134,7 +134,9 @@ class DirectUploadIn(BaseModel):
     """A file about to be sent straight to object storage: what it is, before any byte of it."""
 
     size: int = Field(gt=0, description="The file's size in bytes.")
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="The file's sha256, lowercase hexadecimal.")
+    sha256: str = Field(
+        min_length=64, max_length=64, pattern=r"^[0-9a-f]{64}$", description="The file's sha256, lowercase hexadecimal."
+    )
     filename: str = Field(max_length=255, pattern=r"^[^\x00]*$")
     method_name: str = Field(default="", max_length=MAX_METHOD_NAME, pattern=r"^[^\x00]*$")
     method_description: str = Field(default="", max_length=MAX_METHOD_DESCRIPTION, pattern=r"^[^\x00]*$")
@@ -149,5 +151,5 @@ class DirectUploadOut(BaseModel):
 
 
 class DirectCompleteIn(BaseModel):
-    upload: str = Field(max_length=4096)
+    upload: str = Field(max_length=4096, pattern=r"^[^\x00]*$")
     etags: list[str] = Field(max_length=10_000, description="The ETag each part's PUT answered, in part order.")
