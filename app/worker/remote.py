@@ -51,19 +51,7 @@ def report_of(outcome: CodeOutcome) -> tuple[Report, bytes, bytes]:
     run = outcome.run
     if run is None:
         return Report(failure=outcome.failure), b"", b""
-    report = Report(
-        exit_code=run.exit_code,
-        signal=run.signal,
-        timed_out=run.timed_out,
-        output_exceeded=run.output_exceeded,
-        out_of_memory=run.out_of_memory,
-        wall_seconds=run.wall_seconds,
-        peak_memory_bytes=run.peak_memory_bytes,
-        stdout_bytes=run.stdout_bytes,
-        stderr_bytes=run.stderr_bytes,
-        failure=outcome.failure,
-        device=outcome.device,
-    )
+    report = Report(**Report.of(run), failure=outcome.failure, device=outcome.device)
     return report, run.stdout, run.stderr
 
 
@@ -169,8 +157,9 @@ class RemoteWorker:
         log.info("running code run %s", run_id)
         code = CodeSettings.of(run["code"])
         done = threading.Event()
+        url, what = f"/api/v1/worker/runs/{run_id}/heartbeat", f"code run {run_id}"
         beats = threading.Thread(
-            target=self._heartbeats, args=(run_id, lease, max(1.0, run["lease_seconds"] / 3), done), daemon=True
+            target=self.heartbeats, args=(url, what, lease, run["lease_seconds"], done), daemon=True
         )
         beats.start()
         try:
@@ -196,12 +185,14 @@ class RemoteWorker:
         answer = self._call("POST", f"/api/v1/worker/runs/{run_id}/result", data=form, files=files)
         log.info("code run %s: %s", run_id, answer.json()["status"])
 
-    def _heartbeats(self, run_id: int, lease: str, every: float, done: threading.Event) -> None:
-        while not done.wait(every):
+    def heartbeats(self, url: str, what: str, lease: str, lease_seconds: float, done: threading.Event) -> None:
+        """Keep the lease of ``what`` (a run or a scoring) with a heartbeat to ``url`` every third of the lease,
+        until ``done``; a revoked credential stops the worker."""
+        while not done.wait(max(1.0, lease_seconds / 3)):
             try:
-                self._call("POST", f"/api/v1/worker/runs/{run_id}/heartbeat", json={"lease": lease})
+                self._call("POST", url, json={"lease": lease})
             except LeaseLost as exc:
-                log.warning("code run %s: %s", run_id, exc)
+                log.warning("%s: %s", what, exc)
                 return
             except Refused:
                 self.stopping.set()

@@ -21,7 +21,6 @@ import httpx
 
 from app.config import Settings
 from app.services.workers.report import ScoringReport
-from app.worker.remote_errors import LeaseLost, Refused
 from codalab.archives import ArchiveProblem
 from codalab.program import ProgramOutcome, ProgramProblem
 from sandbox import Limits, RuntimeProblem, SandboxUnavailable
@@ -42,22 +41,12 @@ class RemoteWorker(Protocol):
 
     def _call(self, method: str, url: str, **kwargs: Any) -> httpx.Response: ...
 
+    def heartbeats(self, url: str, what: str, lease: str, lease_seconds: float, done: threading.Event) -> None: ...
+
 
 def report_of(outcome: ProgramOutcome) -> ScoringReport:
     run = outcome.run
-    facts: dict[str, Any] = {"ran": False}
-    if run is not None:
-        facts = {
-            "exit_code": run.exit_code,
-            "signal": run.signal,
-            "timed_out": run.timed_out,
-            "output_exceeded": run.output_exceeded,
-            "out_of_memory": run.out_of_memory,
-            "wall_seconds": run.wall_seconds,
-            "peak_memory_bytes": run.peak_memory_bytes,
-            "stdout_bytes": run.stdout_bytes,
-            "stderr_bytes": run.stderr_bytes,
-        }
+    facts: dict[str, Any] = {"ran": False} if run is None else ScoringReport.of(run)
     return ScoringReport(
         scores=dict(outcome.scores),
         ignored=dict(outcome.ignored),
@@ -89,18 +78,8 @@ def score_one(worker: RemoteWorker, job: dict[str, Any]) -> None:
     submission = worker._call("GET", job["submission_url"]).content
     done = threading.Event()
 
-    def heartbeats() -> None:
-        while not done.wait(max(1.0, job["lease_seconds"] / 3)):
-            try:
-                worker._call("POST", f"{PREFIX}/{submission_id}/heartbeat", json={"lease": lease})
-            except LeaseLost as exc:
-                log.warning("submission %s: %s", submission_id, exc)
-                return
-            except Refused:
-                worker.stopping.set()
-                return
-
-    beats = threading.Thread(target=heartbeats, daemon=True)
+    url, what = f"{PREFIX}/{submission_id}/heartbeat", f"submission {submission_id}"
+    beats = threading.Thread(target=worker.heartbeats, args=(url, what, lease, job["lease_seconds"], done), daemon=True)
     beats.start()
     files: dict[str, tuple[str, bytes]] = {"stdout": ("stdout", b""), "stderr": ("stderr", b"")}
     try:

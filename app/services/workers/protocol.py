@@ -44,7 +44,7 @@ from app.services.workers import links
 from app.services.workers.queues import OWN_WORKERS, in_queue, worker_name
 from app.services.workers.report import Report
 from app.storage.models import CodeRun, Phase, PhaseQueue, RunStatus, ServerSecret, Submission, WorkerCredential
-from sandbox import Limits, RunResult
+from sandbox import Limits
 from sandbox.limits import MIB
 from scorers import ValidationError
 
@@ -198,20 +198,7 @@ def heartbeat(
 
 def _outcome(claim_: CodeClaim, report: Report, predictions: bytes | None, logs: tuple[bytes, bytes]) -> CodeOutcome:
     limits = Limits(wall_seconds=claim_.code.time_limit_s, memory_bytes=claim_.code.memory_mb * MIB)
-    run = RunResult(
-        exit_code=report.exit_code,
-        signal=report.signal,
-        timed_out=report.timed_out,
-        output_exceeded=report.output_exceeded,
-        wall_seconds=report.wall_seconds,
-        stdout=logs[0],
-        stderr=logs[1],
-        stdout_bytes=report.stdout_bytes,
-        stderr_bytes=report.stderr_bytes,
-        limits=limits,
-        out_of_memory=report.out_of_memory,
-        peak_memory_bytes=report.peak_memory_bytes,
-    )
+    run = report.as_run(limits, logs)
     if report.failure is not None or predictions is None:
         failure = (report.failure or "Your program gave no predictions.")[:FAILURE_CHARS]
         return CodeOutcome(run, failure=failure, device=report.device)

@@ -4,7 +4,10 @@ sides. No database here: the worker imports it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from sandbox import Limits, RunResult
 
 
 @dataclass(frozen=True)
@@ -20,6 +23,16 @@ class ProcessFacts:
     peak_memory_bytes: int | None = None
     stdout_bytes: int = 0
     stderr_bytes: int = 0
+
+    @staticmethod
+    def of(run: RunResult) -> dict[str, Any]:
+        """The facts of a run on the worker, as keyword arguments of either report."""
+        return {name.name: getattr(run, name.name) for name in fields(ProcessFacts)}
+
+    def as_run(self, limits: Limits, logs: tuple[bytes, bytes]) -> RunResult:
+        """The run these facts describe, with the platform's ``limits`` and the ends of its ``logs``."""
+        facts = {name.name: getattr(self, name.name) for name in fields(ProcessFacts)}
+        return RunResult(**facts, stdout=logs[0], stderr=logs[1], limits=limits)
 
 
 @dataclass(frozen=True)

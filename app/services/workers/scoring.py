@@ -46,7 +46,7 @@ from app.services.workers.report import ScoringReport
 from app.storage.models import PhaseQueue, Submission, SubmissionStatus, WorkerCredential
 from codalab.bundle import DEFAULT_TIME_LIMIT
 from codalab.program import ProgramOutcome, storable
-from sandbox import Limits, RunResult
+from sandbox import Limits
 from scorers import get_scorer
 from scorers.generic.program import ProgramFailed, ProgramScorer
 
@@ -183,20 +183,7 @@ def _program_outcome(claim_: Claim, report: ScoringReport, logs: tuple[bytes, by
     run = None
     if report.ran:
         limits = Limits(wall_seconds=claim_.gold.time_limit or DEFAULT_TIME_LIMIT)
-        run = RunResult(
-            exit_code=report.exit_code,
-            signal=report.signal,
-            timed_out=report.timed_out,
-            output_exceeded=report.output_exceeded,
-            wall_seconds=report.wall_seconds,
-            stdout=logs[0],
-            stderr=logs[1],
-            stdout_bytes=report.stdout_bytes,
-            stderr_bytes=report.stderr_bytes,
-            limits=limits,
-            out_of_memory=report.out_of_memory,
-            peak_memory_bytes=report.peak_memory_bytes,
-        )
+        run = report.as_run(limits, logs)
     return ProgramOutcome(
         scores,
         run,
