@@ -108,22 +108,7 @@ def waiting_for(code: CodeSettings, here: Here) -> str | None:
 def release(session: Session, held: CodeClaim, reason: str, *, now: datetime) -> bool:
     """Put a claimed run back: queued, its attempt not counted, ``reason`` kept for its pages, and no message out
     for it (the sweeper sends one); ``False`` if the attempt no longer holds it."""
-    result = session.execute(
-        update(CodeRun)
-        .where(lease.holds(CodeRun, held.run_id, held.attempt))
-        .values(
-            status=RunStatus.QUEUED,
-            attempts=CodeRun.attempts - 1,
-            started_at=None,
-            lease_expires_at=None,
-            heartbeat_at=None,
-            enqueued_at=None,
-            sent_at=None,
-            waiting_for=reason[:REASON_CHARS],
-        )
-        .execution_options(synchronize_session=False)
-    )
-    released = getattr(result, "rowcount", 0) == 1
+    released = lease.put_back(session, CodeRun, held.run_id, held.attempt, waiting_for=reason[:REASON_CHARS])
     if released:
         log.info("code run %s waits for %s (at %s)", held.run_id, reason, now.isoformat())
     return released

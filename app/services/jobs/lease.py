@@ -120,5 +120,30 @@ def give_up(session: Session, model: JobRow, row_id: int, status: str, *, now: d
     return _one(result)
 
 
+def put_back_values(model: JobRow) -> dict[str, Any]:
+    """The values that put a claimed row back to wait: queued, its attempt not counted, and no message out for
+    it (a sweeper sends one)."""
+    return {
+        "status": QUEUED,
+        "attempts": model.attempts - 1,
+        "started_at": None,
+        "lease_expires_at": None,
+        "heartbeat_at": None,
+        "enqueued_at": None,
+        "sent_at": None,
+    }
+
+
+def put_back(session: Session, model: JobRow, row_id: int, attempt: int, **values: Any) -> bool:
+    """Put the row back to wait (``put_back_values``, and ``values``); ``False`` if the attempt no longer holds it."""
+    result = session.execute(
+        update(model)
+        .where(holds(model, row_id, attempt))
+        .values(**put_back_values(model), **values)
+        .execution_options(synchronize_session=False)
+    )
+    return _one(result)
+
+
 def _one(result: Any) -> bool:
     return getattr(result, "rowcount", 0) == 1

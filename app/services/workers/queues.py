@@ -35,7 +35,7 @@ from app.services.code.job import RUN_CODE
 from app.services.errors import Conflict, InvalidInput, NotAuthenticated, NotFound
 from app.services.jobs.enqueue import enqueue_after_commit
 from app.services.jobs.fair import waiting
-from app.services.jobs.lease import QUEUED, RUNNING
+from app.services.jobs.lease import RUNNING, put_back_values
 from app.services.jobs.routing import scored_by, served_by
 from app.services.scoring.job import SCORE_SUBMISSION
 from app.storage.models import (
@@ -214,15 +214,7 @@ def delete_queue(session: Session, user: User | None, competition: Competition, 
         session.execute(
             update(model)
             .where(model.status == RUNNING, model.worker.in_(workers))
-            .values(
-                status=QUEUED,
-                attempts=model.attempts - 1,
-                started_at=None,
-                lease_expires_at=None,
-                heartbeat_at=None,
-                enqueued_at=None,
-                sent_at=None,
-            )
+            .values(**put_back_values(model))
             .execution_options(synchronize_session=False)
         )
     session.execute(delete(PhaseQueue).where(PhaseQueue.queue_id == queue.id))

@@ -29,7 +29,7 @@ from datetime import datetime
 from typing import Any
 
 import nh3
-from sqlalchemy import and_, select, update
+from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
 from app.services.errors import Conflict, Forbidden
@@ -154,21 +154,7 @@ def heartbeat(
 
 def _release(session: Session, claim_: Claim) -> bool:
     """Put the submission back to wait for a worker that can run programs, its attempt not counted."""
-    result = session.execute(
-        update(Submission)
-        .where(lease.holds(Submission, claim_.submission_id, claim_.attempt))
-        .values(
-            status=SubmissionStatus.QUEUED,
-            attempts=Submission.attempts - 1,
-            started_at=None,
-            lease_expires_at=None,
-            heartbeat_at=None,
-            enqueued_at=None,
-            sent_at=None,
-        )
-        .execution_options(synchronize_session=False)
-    )
-    return getattr(result, "rowcount", 0) == 1
+    return lease.put_back(session, Submission, claim_.submission_id, claim_.attempt)
 
 
 def _program_outcome(claim_: Claim, report: ScoringReport, logs: tuple[bytes, bytes], html: str) -> ProgramOutcome:
