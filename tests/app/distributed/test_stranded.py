@@ -62,6 +62,18 @@ def started(db: Database) -> dict[int, tuple[str, datetime | None, int]]:
         return {row_id: (str(status), at, attempts) for row_id, status, at, attempts in rows}
 
 
+def uploader(client: TestClient, headers: dict[str, str]) -> Callable[[], int]:
+    """Uploads the same run to the phase as the user of ``headers``; each call returns the new submission's id."""
+    files = {"file": ("run.json", as_bytes(HALF), "application/json")}
+
+    def upload() -> int:
+        answer = client.post(f"{PHASE}/submissions", headers=headers, files=files)
+        assert answer.status_code == 202, answer.text
+        return int(answer.json()["id"])
+
+    return upload
+
+
 @pytest.mark.timeout(300)
 def test_a_job_whose_worker_died_before_its_claim_goes_ahead_of_those_sent_after_it(
     pg: Database, stranding: Cluster, slow: type[SlowScorer], web: Callable[[Settings], TestClient]
@@ -69,12 +81,7 @@ def test_a_job_whose_worker_died_before_its_claim_goes_ahead_of_those_sent_after
     cluster = stranding
     ada = setup_competition(pg, scorer=SLOW, scorer_options={"seconds": 1})
     client = web(cluster.app_settings())
-    files = {"file": ("run.json", as_bytes(HALF), "application/json")}
-
-    def upload() -> int:
-        answer = client.post(f"{PHASE}/submissions", headers=ada, files=files)
-        assert answer.status_code == 202, answer.text
-        return int(answer.json()["id"])
+    upload = uploader(client, ada)
 
     stranded = upload()
     with pg.session() as holder:
@@ -137,12 +144,7 @@ def test_a_dead_workers_message_whose_job_another_message_claimed_wakes_the_job_
     cluster = waking
     ada = setup_competition(pg, scorer=SLOW, scorer_options={"seconds": 0.2})
     client = web(cluster.app_settings())
-    files = {"file": ("run.json", as_bytes(HALF), "application/json")}
-
-    def upload() -> int:
-        answer = client.post(f"{PHASE}/submissions", headers=ada, files=files)
-        assert answer.status_code == 202, answer.text
-        return int(answer.json()["id"])
+    upload = uploader(client, ada)
 
     first = upload()
     queue = queue_name(cluster.app_settings(), "scoring")
