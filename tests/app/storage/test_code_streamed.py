@@ -58,7 +58,7 @@ def large_program(folder: Path) -> Path:
 @pytest.mark.slow
 @pytest.mark.parametrize("store", [StoreName.DISK, StoreName.S3])
 def test_a_program_of_a_hundred_mb_runs_without_being_held_in_memory(
-    store: StoreName, request: pytest.FixtureRequest, db: Database, tmp_path: Path
+    store: StoreName, request: pytest.FixtureRequest, db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stores = stores_for(store, request, tmp_path)
     database = Database(db.url, blobs=stores)
@@ -74,7 +74,11 @@ def test_a_program_of_a_hundred_mb_runs_without_being_held_in_memory(
         run_id = session.scalar(select(CodeRun.id).where(CodeRun.submission_id == submission_id))
     assert run_id is not None
 
-    scratch = len(os.listdir(tempfile.gettempdir()))
+    # The run's temporary files go to a folder of this test's own (the machine's /tmp changes with the tests
+    # running beside it); readable by the sandbox's unprivileged user, as /tmp is.
+    scratch = tempfile.mkdtemp(prefix="podium-scratch-")
+    os.chmod(scratch, 0o755)
+    monkeypatch.setattr(tempfile, "tempdir", scratch)
     tracemalloc.start()
     try:
         run_code_job(JobContext(database, settings, GoldCache()), run_id)
@@ -90,5 +94,6 @@ def test_a_program_of_a_hundred_mb_runs_without_being_held_in_memory(
         assert submission.status == SubmissionStatus.QUEUED  # its predictions wait for the scoring job
     # Read whole, the program alone would be 96 MB; fetched in chunks the run allocates a few MB.
     assert peak < 24 * MIB, f"the run allocated {peak / MIB:.0f} MiB at its peak"
-    assert len(os.listdir(tempfile.gettempdir())) <= scratch  # the fetched copies are gone
+    assert os.listdir(scratch) == []  # the fetched copies are gone
+    os.rmdir(scratch)
     database.dispose()
