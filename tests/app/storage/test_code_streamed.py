@@ -62,6 +62,7 @@ def test_a_program_of_a_hundred_mb_runs_without_being_held_in_memory(
 ) -> None:
     stores = stores_for(store, request, tmp_path)
     database = Database(db.url, blobs=stores)
+    request.addfinalizer(database.dispose)  # also when an assertion fails: no connection left to the collector
     settings = Settings(database_url=db.url, lease_seconds=30, max_upload_bytes=WEIGHTS + 64 * MIB)
     create(database)
     with large_program(tmp_path).open("rb") as file, Content.spool(file) as content, database.session() as session:
@@ -96,4 +97,3 @@ def test_a_program_of_a_hundred_mb_runs_without_being_held_in_memory(
     assert peak < 24 * MIB, f"the run allocated {peak / MIB:.0f} MiB at its peak"
     assert os.listdir(scratch) == []  # the fetched copies are gone
     os.rmdir(scratch)
-    database.dispose()
