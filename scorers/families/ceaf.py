@@ -33,7 +33,7 @@ counted before scoring) and ``ceaf_aggregation`` (micro scores from the sums); t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -143,33 +143,75 @@ def score_document(
     and ``roles`` with the same sums per role name (the empty-document rule adds to no role).
 
     ``tokens`` gives each text's token ids (``TokenIds.reader``, shared by the documents of a scoring); by
-    default the document's texts are split here."""
-    names = options.similarities
-    filled = [template for template in predicted if template.filled]  # holding an entity
-    if options.empty_document_rule and not gold and not filled:
-        return {"predicted": 1, "gold": 1, **dict.fromkeys(names, 1.0), "roles": {}}
-    groups: list[list[int]] = []
-    # The official code splits only when the prediction lists any template, filled or not.
-    if options.multilabel_frames and predicted and any(MULTILABEL_SEPARATOR in t.frame for t in gold):
-        gold, groups = _split_multilabel(gold)
+    default the document's texts are split here. ``DocumentScorer`` scores many documents."""
+    return DocumentScorer(options, tokens)(gold, predicted)
 
-    roles: dict[str, dict[str, Any]] = {}
-    totals = {"predicted": 0, "gold": 0}
-    blank = {**totals, **dict.fromkeys(names, 0.0)}
-    for key, templates in (("predicted", filled), ("gold", gold)):
-        for template in templates:
-            for role, count in template.mentions.items():
-                sums = roles.get(role)
-                if sums is None:
-                    sums = roles[role] = blank.copy()
-                sums[key] += count
-                totals[key] += count
-    stats: dict[str, Any] = dict(totals)
-    cache: dict[tuple[str, str], float] = {}
-    functions = [phi3 if name == "phi3" else soft_similarity(cache, tokens) for name in names]
-    for name, (total, per_role) in zip(names, _align(gold, filled, functions, groups), strict=True):
-        stats[name] = total
-        for role, value in per_role.items():
-            roles[role][name] += value
-    stats["roles"] = roles
-    return stats
+
+class DocumentScorer:
+    """``score_document`` for the documents of one scoring, with what they share made once: the similarity
+    functions and, with ``roles``, only those role names kept and each distinct value of a role's sums one
+    dictionary, shared (read-only) by the documents that have it. Most roles of most documents match their one
+    filler exactly or not at all: the FAMuS release's 902 role sums hold 29 distinct values, and a dictionary
+    each was a fifth of a large scoring's memory."""
+
+    def __init__(
+        self,
+        options: CeafRmeOptions = DEFAULT_OPTIONS,
+        tokens: Callable[[str], Sequence[int]] | None = None,
+        roles: Collection[str] | None = None,
+    ) -> None:
+        self.options = options
+        self.names = options.similarities
+        self.keys = ("predicted", "gold", *self.names)
+        self.memo: dict[tuple[str, str], float] = {}  # cleared for each document: its size stays a document's
+        self.functions = [phi3 if name == "phi3" else soft_similarity(self.memo, tokens) for name in self.names]
+        self.roles = roles
+        self.shared: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def __call__(self, gold: Sequence[Template], predicted: Sequence[Template]) -> dict[str, Any]:
+        options, names = self.options, self.names
+        filled = [template for template in predicted if template.filled]  # holding an entity
+        if options.empty_document_rule and not gold and not filled:
+            return {"predicted": 1, "gold": 1, **dict.fromkeys(names, 1.0), "roles": {}}
+        groups: list[list[int]] = []
+        # The official code splits only when the prediction lists any template, filled or not.
+        if options.multilabel_frames and predicted and any(MULTILABEL_SEPARATOR in t.frame for t in gold):
+            gold, groups = _split_multilabel(gold)
+        # Per role, in the order roles are first met (predicted templates first): [predicted, gold] mentions.
+        counts: dict[str, list[int]] = {}
+        totals = [0, 0]
+        for side, templates in ((0, filled), (1, gold)):
+            for template in templates:
+                for role, entities in template.filled.items():
+                    count = sum(map(len, entities)) if len(entities) > 1 else len(entities[0])
+                    found = counts.get(role)
+                    if found is None:
+                        found = counts[role] = [0, 0]
+                    found[side] += count
+                    totals[side] += count
+        stats: dict[str, Any] = {"predicted": totals[0], "gold": totals[1]}
+        self.memo.clear()
+        per_role = []
+        for name, (total, matched) in zip(names, _align(gold, filled, self.functions, groups), strict=True):
+            stats[name] = total
+            per_role.append(matched)
+        keep, shared, keys = self.roles, self.shared, self.keys
+        roles: dict[str, dict[str, Any]] = {}
+        for role, (predicted_count, gold_count) in counts.items():
+            if keep is not None and role not in keep:
+                continue
+            # Each similarity's sum starts at 0.0 and adds the role's matched value, if any, once.
+            values = (
+                predicted_count,
+                gold_count,
+                *[0.0 + matched[role] if role in matched else 0.0 for matched in per_role],
+            )
+            if keep is None:
+                roles[role] = dict(zip(keys, values, strict=True))
+                continue
+            sums = shared.get(values)
+            if sums is None:
+                sums = shared[values] = dict(zip(keys, values, strict=True))
+            roles[role] = sums
+        stats["roles"] = roles
+        return stats

@@ -24,12 +24,12 @@ def gold_role_sizes(
     count = _split_count if tokens is None else tokens
     sizes: dict[str, tuple[int, int]] = {}
     for template in templates:
-        mention_counts = template.mentions
         for role, entities in template.filled.items():
             mentions, words = sizes.get(role, (0, 0))
             for entity in entities:
+                mentions += len(entity)
                 words += sum(map(len, map(count, entity)))
-            sizes[role] = (mentions + mention_counts[role], words)
+            sizes[role] = (mentions, words)
     return sizes
 
 

@@ -19,21 +19,24 @@ RoleFillers = tuple[str, tuple[Entity, ...]]
 class Template:
     """A frame and, in file order, each role with its entities (tuples of mention texts).
 
-    Role names are unique. Equality looks at the frame and ``roles`` only; the other fields are views
-    computed once, because scoring visits every template many times and frames have many empty roles.
+    Role names are unique. Equality looks at the frame and ``roles`` only; ``filled`` is a view computed once,
+    because scoring visits every template many times and frames have many empty roles. The mentions per role are
+    counted where they are needed (``mentions``) rather than held: a dictionary per template is a fifth of a
+    large gold's memory, and each count is taken once or twice.
     """
 
     frame: str
     roles: tuple[RoleFillers, ...]
     #: The roles that hold at least one entity.
     filled: dict[str, tuple[Entity, ...]] = field(init=False, repr=False, compare=False)
-    #: Mentions per filled role.
-    mentions: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        filled = {role: entities for role, entities in self.roles if entities}
-        object.__setattr__(self, "filled", filled)
-        object.__setattr__(self, "mentions", {role: sum(map(len, entities)) for role, entities in filled.items()})
+        object.__setattr__(self, "filled", {role: entities for role, entities in self.roles if entities})
+
+    @property
+    def mentions(self) -> dict[str, int]:
+        """Mentions per filled role."""
+        return {role: sum(map(len, entities)) for role, entities in self.filled.items()}
 
     @property
     def entity_count(self) -> int:
@@ -41,7 +44,7 @@ class Template:
 
     @property
     def mention_count(self) -> int:
-        return sum(self.mentions.values())
+        return sum(sum(map(len, entities)) for entities in self.filled.values())
 
 
 def join_substrings(texts: Iterable[str]) -> list[Entity]:
@@ -64,10 +67,25 @@ def join_substrings(texts: Iterable[str]) -> list[Entity]:
     return [tuple(entity) for entity in entities.values()]
 
 
-def clean_predicted_template(frame: str, roles: Iterable[tuple[str, Iterable[str]]], *, join: bool = True) -> Template:
-    """A predicted template from role -> filler texts: duplicates dropped, substrings joined if ``join``."""
+def clean_predicted_template(
+    frame: str,
+    roles: Iterable[tuple[str, Iterable[str]]],
+    *,
+    join: bool = True,
+    empty_roles: dict[str, RoleFillers] | None = None,
+) -> Template:
+    """A predicted template from role -> filler texts: duplicates dropped, substrings joined if ``join``.
+
+    ``empty_roles`` holds one ``(role, ())`` per role name, shared by the templates of a file that leave it empty.
+    """
     cleaned: list[RoleFillers] = []
     for role, texts in roles:
+        if not texts and empty_roles is not None:
+            pair = empty_roles.get(role)
+            if pair is None:
+                pair = empty_roles[role] = (role, ())
+            cleaned.append(pair)
+            continue
         entities = join_substrings(texts) if join else [(text,) for text in sorted(set(texts))]
         cleaned.append((role, tuple(entities)))
     return Template(frame, tuple(cleaned))

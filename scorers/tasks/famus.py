@@ -77,7 +77,7 @@ from typing import Any, ClassVar
 
 from scorers.base import Breakdown, MetricSpec, OptionSpec, PublicIds, Scorer, UnitStats
 from scorers.families import binary, weighted
-from scorers.families.ceaf import SIMILARITIES, CeafRmeOptions, score_document
+from scorers.families.ceaf import SIMILARITIES, CeafRmeOptions, DocumentScorer
 from scorers.families.ceaf_aggregation import micro_scores, role_scores, unit_micro_scores
 from scorers.families.ceaf_templates import Template
 from scorers.families.weighted import WeightedMetric
@@ -173,15 +173,10 @@ class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, dict[str, list[Template]]]):
         return json_bytes({docid: [] for docid in public.ids})
 
     def unit_stats(self, gold: CdaeGold, submission: dict[str, list[Template]]) -> dict[str, UnitStats]:
-        options = self._ceaf_options
         tokens = gold.tokens.reader()  # the gold's mentions were split when it was read
-        out: dict[str, UnitStats] = {}
-        for docid, templates in gold.documents.items():
-            stats = score_document(templates, submission.get(docid, []), options, tokens)
-            # Only gold role names are kept, so nothing a submission invents reaches stored results.
-            stats["roles"] = {role: sums for role, sums in stats["roles"].items() if role in gold.roles}
-            out[docid] = stats
-        return out
+        # Only gold role names are kept, so nothing a submission invents reaches stored results.
+        score = DocumentScorer(self._ceaf_options, tokens, gold.roles)
+        return {docid: score(templates, submission.get(docid, [])) for docid, templates in gold.documents.items()}
 
     def aggregate(self, stats: Sequence[UnitStats]) -> dict[str, float]:
         return micro_scores(stats, SIMILARITIES, PREFIX)

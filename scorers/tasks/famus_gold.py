@@ -11,7 +11,7 @@ from typing import Any
 from scorers.errors import InvalidGold, Problems
 from scorers.families.ceaf_cost import gold_role_sizes
 from scorers.families.ceaf_similarity import TokenIds
-from scorers.families.ceaf_templates import Template, collapse_identical
+from scorers.families.ceaf_templates import RoleFillers, Template, collapse_identical
 from scorers.io import gc_paused, iter_json_lines
 from scorers.io.plain_json import Unsure, plain_lines
 from scorers.tasks.famus_format import FRAME_KEY, GOLD_BOOKKEEPING_KEYS, Place, quote, show, template_frame
@@ -36,7 +36,16 @@ class CdaeGold:
         return CdaePublic(tuple(self.documents), self.largest_role)
 
 
-def _parse_gold_template(raw: Any, place: Place, problems: Problems, limits: CdaeLimits) -> Template | None:
+def _parse_gold_template(
+    raw: Any,
+    place: Place,
+    problems: Problems,
+    limits: CdaeLimits,
+    texts: dict[str, str],
+    empty_roles: dict[str, RoleFillers],
+) -> Template | None:
+    """A gold template, each mention text the one object ``texts`` holds for it and each empty role the one pair
+    ``empty_roles`` holds for its name (see ``_read_gold``)."""
     frame = template_frame(raw, place, problems, GOLD_TEMPLATE_SHAPE)
     if frame is None:
         return None
@@ -65,7 +74,7 @@ def _parse_gold_template(raw: Any, place: Place, problems: Problems, limits: Cda
                 if isinstance(mention, list) and mention:  # the usual mention, accepted with the fewest tests
                     text = mention[0]
                     if isinstance(text, str) and text and not text.isspace() and len(text) <= most_chars:
-                        mentions.append(text)
+                        mentions.append(texts.setdefault(text, text))
                         continue
                 if not isinstance(mention, list) or not mention or not isinstance(mention[0], str):
                     message = f"a mention must be a list whose first element is its text, not {show(mention)}"
@@ -74,12 +83,18 @@ def _parse_gold_template(raw: Any, place: Place, problems: Problems, limits: Cda
                 elif len(mention[0]) > limits.filler_chars:
                     message = "the mention text has " + limits.exceeded("filler_chars", len(mention[0]), "characters")
                 else:
-                    mentions.append(mention[0])
+                    mentions.append(texts.setdefault(mention[0], mention[0]))
                     continue
                 problems.add(f"{place()}, role {quote(role)}, entity {e_index}, mention {m_index}", message)
             if mentions:  # an entity without mentions is dropped, as the official reader does
                 entities.append(tuple(mentions))
-        roles.append((role, tuple(entities)))
+        if entities:
+            roles.append((role, tuple(entities)))
+        else:  # a frame's many empty roles: one (role, ()) per role name, shared by every template
+            pair = empty_roles.get(role)
+            if pair is None:
+                pair = empty_roles[role] = (role, ())
+            roles.append(pair)
     return Template(frame, tuple(roles))
 
 
@@ -103,6 +118,10 @@ def _read_gold(lines: Callable[[Problems], Iterable[tuple[int, Any]]], limits: C
     documents: dict[str, list[Template]] = {}
     tokens = TokenIds()
     largest = [0, 0]
+    # One object per distinct mention text: a text that recurs (an entity named in many documents, a place or a
+    # date) is held once, not once per mention (each parsed as a new string).
+    texts: dict[str, str] = {}
+    empty_roles: dict[str, RoleFillers] = {}
     for number, line in lines(problems):
         where = f"line {number}"
         if not isinstance(line, dict):
@@ -125,7 +144,7 @@ def _read_gold(lines: Callable[[Problems], Iterable[tuple[int, Any]]], limits: C
             )
             continue
         parsed = [
-            _parse_gold_template(raw, lambda: f"{where}, templates[{index}]", problems, limits)  # noqa: B023 (called at once)
+            _parse_gold_template(raw, lambda: f"{where}, templates[{index}]", problems, limits, texts, empty_roles)  # noqa: B023 (called at once)
             for index, raw in enumerate(raw_templates)
         ]
         documents[docid] = collapse_identical([t for t in parsed if t is not None])

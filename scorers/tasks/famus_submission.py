@@ -9,7 +9,7 @@ from sys import intern
 from typing import Any
 
 from scorers.errors import InvalidSubmission, Problem, Problems
-from scorers.families.ceaf_templates import Template, clean_predicted_template
+from scorers.families.ceaf_templates import RoleFillers, Template, clean_predicted_template
 from scorers.io import gc_paused, iter_json_object
 from scorers.tasks.famus_format import FRAME_KEY, Place, document, quote, show, template_frame
 from scorers.tasks.famus_limits import DEFAULT_LIMITS, CdaeBudget, CdaeLimits, CdaePublic
@@ -27,7 +27,11 @@ def _filler_text(filler: Any) -> str | None:
 RawTemplate = tuple[str, list[tuple[str, tuple[str, ...]]]]
 
 
-def _read_submitted_template(raw: Any, place: Place, problems: Problems, limits: CdaeLimits) -> RawTemplate | None:
+def _read_submitted_template(
+    raw: Any, place: Place, problems: Problems, limits: CdaeLimits, canonical: dict[str, str]
+) -> RawTemplate | None:
+    """A template's frame and distinct filler texts per role, each text the one object ``canonical`` holds for it
+    (a text that recurs across documents is held once, not once per filler)."""
     frame = template_frame(raw, place, problems, "an object")
     if frame is None:
         return None
@@ -50,7 +54,7 @@ def _read_submitted_template(raw: Any, place: Place, problems: Problems, limits:
             if isinstance(filler, list) and filler:  # the usual filler, accepted with the fewest tests
                 text = filler[0]
                 if isinstance(text, str) and len(text) <= most_chars:
-                    texts.add(text)
+                    texts.add(canonical.setdefault(text, text))
                     continue
             text = _filler_text(filler)
             if text is None:
@@ -58,7 +62,7 @@ def _read_submitted_template(raw: Any, place: Place, problems: Problems, limits:
             elif len(text) > limits.filler_chars:
                 message = "the text has " + limits.exceeded("filler_chars", len(text), "characters")
             else:
-                texts.add(text)
+                texts.add(canonical.setdefault(text, text))
                 continue
             problems.add(f"{place()}, role {quote(role)}, filler {f_index}", message)
         roles.append((intern(role), tuple(texts)))  # a tuple: a third of a small set's memory, held until clean-up
@@ -94,6 +98,7 @@ def _cdae_templates(
     problems = Problems(InvalidSubmission)
     budget = CdaeBudget(limits, public.largest_role, join=join)
     documents: dict[str, list[RawTemplate]] = {}
+    canonical: dict[str, str] = {}
     for docid, raw_templates in pairs:
         if docid not in public.known:
             problems.add(document(docid), "is not a docid of the gold")
@@ -107,7 +112,7 @@ def _cdae_templates(
         templates = []
         for t_index, template in enumerate(raw_templates):
             place = lambda: f"{document(docid)}, template {t_index}"  # noqa: B023, E731 (called at once)
-            read = _read_submitted_template(template, place, problems, limits)
+            read = _read_submitted_template(template, place, problems, limits, canonical)
             if read is not None:
                 templates.append(read)
                 budget.add_template(docid, t_index, read[1])
@@ -115,7 +120,10 @@ def _cdae_templates(
     budget.check(problems)
     problems.raise_if_any()
     cleaned: dict[str, list[Template]] = {}
+    empty_roles: dict[str, RoleFillers] = {}  # a frame's many empty roles: one pair per name for the whole file
     for docid, templates in documents.items():
-        cleaned[docid] = [clean_predicted_template(frame, roles, join=join) for frame, roles in templates]
+        cleaned[docid] = [
+            clean_predicted_template(frame, roles, join=join, empty_roles=empty_roles) for frame, roles in templates
+        ]
         templates.clear()  # the texts as read are not held once cleaned
     return cleaned

@@ -1,0 +1,52 @@
+"""FAMuS CDAE holds what recurs once: mention and filler texts, empty roles, equal sums and equal scores."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from scorers.families.ceaf import score_document
+from tests.scorers.tasks.famus_data import PAUSE, as_json, cdae, jsonl
+
+
+def _documents() -> tuple[bytes, bytes]:
+    """Three documents with the same gold template and the same predicted one: every text, empty role and sum
+    recurs, each parsed from the file as a new object."""
+    gold = [{"docid": docid, "templates": [copy.deepcopy(PAUSE)]} for docid in ("A", "B", "C")]
+    predicted = {"incident_type": "Pause", "Place": [], "Time": [["April 24 , 2009"]], "Agent": [["airline"]]}
+    return jsonl(*gold), as_json({docid: [copy.deepcopy(predicted)] for docid in ("A", "B", "C")})
+
+
+def _role(template: Any, name: str) -> Any:
+    (pair,) = [pair for pair in template.roles if pair[0] == name]
+    return pair
+
+
+def test_gold_and_submission_hold_each_text_and_empty_role_once() -> None:
+    gold_bytes, submission_bytes = _documents()
+    scorer = cdae()
+    gold = scorer.parse_gold(gold_bytes)
+    submission = scorer.parse_submission(submission_bytes, scorer.public_view(gold))
+    for templates in (gold.documents, submission):
+        first, *others = (documents[0] for documents in templates.values())
+        for other in others:
+            assert other.filled["Time"][0][0] is first.filled["Time"][0][0]
+            assert _role(other, "Place") is _role(first, "Place")
+            assert _role(other, "Place") == ("Place", ())
+    assert gold.documents["A"][0].mentions == {"Time": 1, "Agent": 1, "Activity": 1}
+
+
+def test_equal_sums_and_scores_are_one_object_with_the_same_values() -> None:
+    gold_bytes, submission_bytes = _documents()
+    scorer = cdae()
+    report = scorer.score(gold_bytes, submission_bytes)
+    units, rows = report.units, report.breakdown["document"]
+    assert units["B"]["roles"]["Time"] is units["A"]["roles"]["Time"]
+    assert rows["B"] is rows["A"] and rows["C"] is rows["A"]
+    # The shared values are those each document gets alone.
+    gold = scorer.parse_gold(gold_bytes)
+    submission = scorer.parse_submission(submission_bytes, scorer.public_view(gold))
+    alone = score_document(gold.documents["B"], submission["B"])
+    assert units["B"] == alone
+    assert units["B"]["roles"]["Time"] == {"predicted": 1, "gold": 1, "phi3": 1.0, "soft": 1.0}
+    assert rows["B"] == scorer.aggregate([alone])
