@@ -94,7 +94,7 @@ PREFIX = "ceaf_rme_"
 
 # -- famus-cdae ----------------------------------------------------------------------------------
 @register
-class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, dict[str, list[Template]]]):
+class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, Mapping[str, list[Template]]]):
     name = "famus-cdae"
     version = "1.0"
     title = "FAMuS cross-document argument extraction (CEAF-RME)"
@@ -159,7 +159,7 @@ class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, dict[str, list[Template]]]):
     def public_view(self, gold: CdaeGold) -> CdaePublic:
         return gold.public()
 
-    def parse_submission(self, data: bytes, public: CdaePublic) -> dict[str, list[Template]]:
+    def parse_submission(self, data: bytes, public: CdaePublic) -> Mapping[str, list[Template]]:
         return parse_cdae_submission(
             data, public, join=self.config["join_substrings"], limits=CdaeLimits.from_config(self.config)
         )
@@ -172,7 +172,7 @@ class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, dict[str, list[Template]]]):
         """Every document with no template."""
         return json_bytes({docid: [] for docid in public.ids})
 
-    def unit_stats(self, gold: CdaeGold, submission: dict[str, list[Template]]) -> dict[str, UnitStats]:
+    def unit_stats(self, gold: CdaeGold, submission: Mapping[str, list[Template]]) -> dict[str, UnitStats]:
         tokens = gold.tokens.reader()  # the gold's mentions were split when it was read
         # Only gold role names are kept, so nothing a submission invents reaches stored results.
         score = DocumentScorer(self._ceaf_options, tokens, gold.roles)
@@ -188,7 +188,7 @@ class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, dict[str, list[Template]]]):
         return weighted.prf(part, *columns)
 
     def breakdown(
-        self, gold: CdaeGold, submission: dict[str, list[Template]], stats: Mapping[str, UnitStats]
+        self, gold: CdaeGold, submission: Mapping[str, list[Template]], stats: Mapping[str, UnitStats]
     ) -> Breakdown:
         per_unit = unit_micro_scores(stats.values(), SIMILARITIES, PREFIX)  # each as self.aggregate([value])
         return {

@@ -4,7 +4,7 @@ template is cleaned up."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from sys import intern
 from typing import Any
 
@@ -25,6 +25,38 @@ def _filler_text(filler: Any) -> str | None:
 
 #: A predicted template as read, before clean-up: its frame and, per role, the distinct filler texts.
 RawTemplate = tuple[str, list[tuple[str, tuple[str, ...]]]]
+#: The same, flat, as it is held until it is scored: the frame, then each role's name and its texts.
+FlatTemplate = tuple[Any, ...]
+
+
+class CdaeSubmission(Mapping[str, list[Template]]):
+    """A read submission's templates per docid, cleaned up when a document is asked for (``[docid]``, ``get``).
+
+    Each template is held as read, one flat tuple (``FlatTemplate``), until its document is scored: a third of the
+    memory of its cleaned ``Template``, which lives only while the document is scored. The clean-up has no refusals
+    (everything is checked when the file is read), and asked twice it gives equal templates."""
+
+    __slots__ = ("_documents", "_empty_roles", "_join")
+
+    def __init__(self, documents: dict[str, tuple[FlatTemplate, ...]], *, join: bool) -> None:
+        self._documents = documents
+        self._join = join
+        self._empty_roles: dict[str, RoleFillers] = {}  # a frame's many empty roles: one pair per name
+
+    def __getitem__(self, docid: str) -> list[Template]:
+        join, empty_roles = self._join, self._empty_roles
+        return [
+            clean_predicted_template(
+                flat[0], zip(flat[1::2], flat[2::2], strict=True), join=join, empty_roles=empty_roles
+            )
+            for flat in self._documents[docid]
+        ]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._documents)
+
+    def __len__(self) -> int:
+        return len(self._documents)
 
 
 def _read_submitted_template(
@@ -72,8 +104,9 @@ def _read_submitted_template(
 @gc_paused()
 def parse_cdae_submission(
     data: bytes, public: CdaePublic, *, join: bool = True, limits: CdaeLimits = DEFAULT_LIMITS
-) -> dict[str, list[Template]]:
-    """Read ``{docid: [template, ...]}`` and clean each template's fillers; raise ``InvalidSubmission``.
+) -> CdaeSubmission:
+    """Read ``{docid: [template, ...]}``, whose templates are cleaned up as each document is asked for
+    (``CdaeSubmission``); raise ``InvalidSubmission``.
 
     Everything is checked, the limits included, before the first template is cleaned up: the clean-up
     is the first step whose work grows faster than the file. The file is read one document at a time
@@ -91,13 +124,13 @@ def _not_cdae_object(raw: Any) -> InvalidSubmission:
 
 def _cdae_templates(
     pairs: Iterable[tuple[str, Any]], public: CdaePublic, join: bool, limits: CdaeLimits
-) -> dict[str, list[Template]]:
-    """Check every document and the budgets in one pass over the file's documents, then clean the templates up.
+) -> CdaeSubmission:
+    """Check every document and the budgets in one pass over the file's documents, keeping the templates as read.
 
     A refusal of the file itself (``iter_json_object``) comes from the loop, before any problem found here."""
     problems = Problems(InvalidSubmission)
     budget = CdaeBudget(limits, public.largest_role, join=join)
-    documents: dict[str, list[RawTemplate]] = {}
+    documents: dict[str, tuple[FlatTemplate, ...]] = {}
     canonical: dict[str, str] = {}
     for docid, raw_templates in pairs:
         if docid not in public.known:
@@ -114,16 +147,10 @@ def _cdae_templates(
             place = lambda: f"{document(docid)}, template {t_index}"  # noqa: B023, E731 (called at once)
             read = _read_submitted_template(template, place, problems, limits, canonical)
             if read is not None:
-                templates.append(read)
-                budget.add_template(docid, t_index, read[1])
-        documents[docid] = templates
+                frame, roles = read
+                budget.add_template(docid, t_index, roles)
+                templates.append((frame, *[part for role in roles for part in role]))
+        documents[docid] = tuple(templates)
     budget.check(problems)
     problems.raise_if_any()
-    cleaned: dict[str, list[Template]] = {}
-    empty_roles: dict[str, RoleFillers] = {}  # a frame's many empty roles: one pair per name for the whole file
-    for docid, templates in documents.items():
-        cleaned[docid] = [
-            clean_predicted_template(frame, roles, join=join, empty_roles=empty_roles) for frame, roles in templates
-        ]
-        templates.clear()  # the texts as read are not held once cleaned
-    return cleaned
+    return CdaeSubmission(documents, join=join)

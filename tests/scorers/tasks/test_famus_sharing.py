@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 from scorers.families.ceaf import score_document
+from scorers.families.ceaf_templates import clean_predicted_template
 from tests.scorers.tasks.famus_data import PAUSE, as_json, cdae, jsonl
 
 
@@ -50,3 +51,17 @@ def test_equal_sums_and_scores_are_one_object_with_the_same_values() -> None:
     assert units["B"] == alone
     assert units["B"]["roles"]["Time"] == {"predicted": 1, "gold": 1, "phi3": 1.0, "soft": 1.0}
     assert rows["B"] == scorer.aggregate([alone])
+
+
+def test_submission_templates_are_cleaned_when_their_document_is_asked_for() -> None:
+    gold_bytes, submission_bytes = _documents()
+    scorer = cdae()
+    submission = scorer.parse_submission(submission_bytes, scorer.public_view(scorer.parse_gold(gold_bytes)))
+    assert list(submission) == ["A", "B", "C"] and len(submission) == 3
+    first, again = submission["A"], submission.get("A")
+    # Held as read, cleaned up afresh each time: equal templates, not one object kept for the document.
+    assert first == again and first[0] is not again[0]
+    assert first[0] == clean_predicted_template(
+        "Pause", [("Place", []), ("Time", ["April 24 , 2009"]), ("Agent", ["airline"])]
+    )
+    assert submission.get("D") is None
