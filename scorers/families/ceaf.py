@@ -175,8 +175,11 @@ class DocumentScorer:
             return {"predicted": 1, "gold": 1, **dict.fromkeys(names, 1.0), "roles": {}}
         groups: list[list[int]] = []
         # The official code splits only when the prediction lists any template, filled or not.
-        if options.multilabel_frames and predicted and any(MULTILABEL_SEPARATOR in t.frame for t in gold):
-            gold, groups = _split_multilabel(gold)
+        if options.multilabel_frames and predicted:
+            for template in gold:
+                if MULTILABEL_SEPARATOR in template.frame:
+                    gold, groups = _split_multilabel(gold)
+                    break
         # Per role, in the order roles are first met (predicted templates first): [predicted, gold] mentions.
         counts: dict[str, list[int]] = {}
         totals = [0, 0]
@@ -196,16 +199,21 @@ class DocumentScorer:
             stats[name] = total
             per_role.append(matched)
         keep, shared, keys = self.roles, self.shared, self.keys
+        pair = per_role if len(per_role) == 2 else None  # both similarities, the default: spelled out below
         roles: dict[str, dict[str, Any]] = {}
         for role, (predicted_count, gold_count) in counts.items():
             if keep is not None and role not in keep:
                 continue
             # Each similarity's sum starts at 0.0 and adds the role's matched value, if any, once.
-            values = (
-                predicted_count,
-                gold_count,
-                *[0.0 + matched[role] if role in matched else 0.0 for matched in per_role],
-            )
+            if pair is not None:
+                values: tuple[Any, ...] = (
+                    predicted_count,
+                    gold_count,
+                    0.0 + pair[0].get(role, 0.0),
+                    0.0 + pair[1].get(role, 0.0),
+                )
+            else:
+                values = (predicted_count, gold_count, *[0.0 + matched.get(role, 0.0) for matched in per_role])
             if keep is None:
                 roles[role] = dict(zip(keys, values, strict=True))
                 continue
