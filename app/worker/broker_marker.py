@@ -35,7 +35,7 @@ from app.config import Settings
 from app.services.jobs import counters
 from app.storage.models.operations import BrokerMarker
 from app.storage.types import utcnow
-from app.worker.broker import is_redis
+from app.worker.broker import declared_queues, is_redis
 
 log = logging.getLogger(__name__)
 
@@ -74,8 +74,14 @@ class Marker:
                 channel.close()
 
     def write(self, token: str, old: str | None) -> None:
-        """Put ``token`` into the broker (and drop the marker of ``old``)."""
+        """Put ``token`` into the broker (and drop the marker of ``old``), and declare Podium's queues.
+
+        A broker without its marker lost its queues too (on Redis, their bindings), while each sending
+        process's client still counts them as declared (kombu declares an entity once per connection)
+        and would route what is sent next nowhere: they are declared again before anything is sent."""
         with self._connection() as connection:
+            for queue in declared_queues(self.settings):
+                queue(connection.default_channel).declare()
             if self.redis:
                 connection.default_channel.client.set(self.name, token)
                 return

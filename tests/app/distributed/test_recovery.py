@@ -251,9 +251,25 @@ def test_a_rabbitmq_that_lost_its_queues_is_noticed_and_what_it_held_is_sent_aga
     purge(amqp_url, cluster.prefix)  # the queues and their messages ...
     _delete_marker(pg, amqp_url, cluster.prefix)  # ... and the marker
     cleared = time.monotonic()
+    # The web process's sweeper notices the loss and sends both again, before any worker declared the
+    # queues: they are in the broker, not routed nowhere by a client that thinks the queues exist.
+    wait_for(lambda: counted(pg).get(("broker_losses", ""), 0) == 1, 30, "the sweeper to notice the loss")
+    wait_for(lambda: _waiting(amqp_url, cluster.prefix) == 2, 10, "the 2 jobs sent again to wait in RabbitMQ")
     cluster.worker("--queues", "scoring", "--concurrency", "1").wait_ready()
     scored_within(pg, held, cleared, "2 jobs lost with RabbitMQ's queues, scored")
     assert counted(pg).get(("broker_losses", ""), 0) == 1
+
+
+def _waiting(amqp_url: str, prefix: str) -> int | None:
+    """Messages in the scoring queue (``None`` when the queue does not exist)."""
+    with Connection(amqp_url) as connection:
+        channel = connection.channel()
+        try:
+            return int(channel.queue_declare(queue=f"{prefix}scoring", passive=True)[1])
+        except connection.channel_errors:
+            return None
+        finally:
+            channel.close()
 
 
 def _marker_queue(db: Database, prefix: str) -> str | None:
