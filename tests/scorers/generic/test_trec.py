@@ -155,6 +155,25 @@ def test_random_cases_agree_with_an_independent_reading_of_trec_eval(case: Any) 
         assert report.breakdown["query"][query] == pytest.approx(printed, abs=1e-12), query
 
 
+def test_the_report_is_the_same_however_queries_are_grouped_for_pytrec_eval(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Evaluators of a few queries' judgements, each fed batches of a few documents: every way of cutting a run and
+    its qrels into them (one query a batch, batches across evaluators, one of each) gives the same report."""
+    from scorers.generic import trec
+
+    rng = random.Random(7)
+    queries = [f"q{i}" for i in range(12)]
+    qrels = "".join(f"{q} 0 d{d} {rng.choice([-1, 0, 1, 2])}\n" for q in queries for d in rng.sample(range(40), 9))
+    rows = [(q, f"d{d}", float(rng.randint(0, 9))) for q in [*queries, "unjudged"] for d in rng.sample(range(40), 25)]
+    reports = []
+    for batch, judgements in [(1, 1), (30, 20), (60, 1), (10**9, 10**9)]:
+        monkeypatch.setattr(trec, "BATCH_DOCUMENTS", batch)
+        monkeypatch.setattr(trec, "EVALUATOR_JUDGEMENTS", judgements)
+        for complete in (False, True):
+            reports.append((complete, score(run_text(rows), qrels.encode(), complete_queries=complete).to_dict()))
+    assert [r for c, r in reports if c] == [reports[1][1]] * 4
+    assert [r for c, r in reports if not c] == [reports[0][1]] * 4
+
+
 # -- what is accepted ----------------------------------------------------------------------------------------
 
 
