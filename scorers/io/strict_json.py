@@ -93,6 +93,8 @@ def load_json(data: bytes, error: type[ValidationError] = InvalidSubmission) -> 
 
 #: A float at or past this magnitude may have been an integer that orjson read as a float (past 64 bits).
 _LONG = float(2**63)
+#: A norm below this bounds every magnitude below ``_LONG`` by a wide margin (``math.hypot`` is within an ulp).
+_SURELY_SHORT = float(2**62)
 #: Nesting that is safe from the standard library's recursion limit (orjson reads 1,024 levels, the standard library
 #: fewer than the interpreter's limit of 1,000 frames); a text with fewer brackets cannot nest deeper.
 _SAFE_DEPTH = 500
@@ -160,11 +162,20 @@ def _depth(value: Any) -> int:
 def _members(value: Any) -> tuple[int, bool]:
     """The members of every object in ``value`` (-1 where a float may have been a long integer) and whether it
     holds a list or an object inside a list or an object."""
-    if type(value) is dict and set(map(type, value.values())) <= _NUMBERS:
-        # A flat object of numbers (a Task 2 run's candidates): checked in C.
-        if value and not (min(value.values()) > -_LONG and max(value.values()) < _LONG):
-            return -1, False
-        return len(value), False
+    if type(value) is dict and type(next(iter(value.values()), 0)) in _NUMBERS:
+        # Likely a flat object of numbers (a Task 2 run's candidates): checked in C. ``math.hypot`` takes only numbers
+        # (else TypeError) and its Euclidean norm, within an ulp, bounds every magnitude, so one below 2**62 says at
+        # once that every value is a number and none near 2**63 (NaN and infinities give no such norm).
+        try:
+            norm = math.hypot(*value.values())
+        except (TypeError, OverflowError):  # not a number; an integer past the doubles (not from orjson)
+            norm = None
+        if norm is not None and norm < _SURELY_SHORT:
+            return len(value), False
+        if set(map(type, value.values())) <= _NUMBERS:
+            if value and not (min(value.values()) > -_LONG and max(value.values()) < _LONG):
+                return -1, False
+            return len(value), False
     count, nested = 0, False
     stack = [value]
     while stack:

@@ -32,6 +32,9 @@ UNKNOWN_VARIABLE = "unk"
 LABEL_VALUES = '"0", "1", 0, 1'
 #: The accepted labels (values of a Task 1 submission) and the label each stands for.
 _LABEL_CODES: dict[str | int, int] = {"0": 0, "1": 1, 0: 0, 1: 1}
+#: Candidate lists of a Task 2 run cut together (``_cut``): enough that numpy's calls cost little a list, few enough
+#: that their candidates stay in the processor's cache.
+BATCH_LISTS = 8
 
 
 @dataclass(frozen=True)
@@ -259,15 +262,16 @@ def parse_run(
     Which sentences are queries is the answer, so no list is required and every one is validated alike;
     scoring looks at the queries' lists and counts a missing query as 0. Each list is pruned to the
     candidates that can reach the deepest rank any measure may look at, max(largest cutoff,
-    ``limits.relevant_per_query``) (``ranking.prune``), as soon as it is read, so a huge run is never held
-    whole: only its text and the pruned lists.
+    ``limits.relevant_per_query``) (``ranking.prune``), ``BATCH_LISTS`` lists at a time as they are read
+    (``_cut``), so a huge run is never held whole: only its text and the pruned lists.
     """
     shape = "{uuid: {variable_id: score}}"
     problems = Problems(InvalidSubmission)
     run: dict[str, dict[str, float]] = {}
     keep = ranking.depth(cutoffs, limits.relevant_per_query)
     known = public.known
-    total = 0
+    total, per_query = 0, limits.candidates_per_query
+    pending: list[tuple[str, dict[str, Any]]] = []
     # Parsed whole, a run takes more than twice its file in objects. The refusals of the whole file come
     # first, as load_json gives them (iter_json_object), then the total, then the entries' problems.
     # Scores that overflow come as infinities (finite=False) and are refused with the entry (_check_scores).
@@ -276,6 +280,18 @@ def parse_run(
             total += len(candidates)
         if total > limits.candidates:
             continue  # the run is refused as a whole below; reading on only finds any syntax error
+        if (
+            not problems
+            and key in known
+            and type(candidates) is dict
+            and len(candidates) <= per_query
+            and _plain(candidates, limits.variable_chars)
+        ):
+            pending.append((key, candidates))  # cut BATCH_LISTS at a time: numpy's calls then cost little a list
+            if len(pending) == BATCH_LISTS:
+                _cut(pending, keep, run)
+            continue
+        _cut(pending, keep, run)  # the lists before this one first, in the file's order
         if key not in known:
             problems.add(where(key), "is not a uuid of a gold sentence")
         elif not isinstance(candidates, dict):
@@ -288,10 +304,30 @@ def parse_run(
             and not problems
         ):
             run[key] = ranking.prune(candidates, keep)
+    _cut(pending, keep, run)
     if total > limits.candidates:
         raise InvalidSubmission([Problem("top level", limits.exceeded("candidates", total, "candidates in all"))])
     problems.raise_if_any()
     return run
+
+
+def _plain(candidates: dict[str, Any], variable_chars: int) -> bool:
+    """True for the common list, which ``_check_variables`` and ``_check_scores`` pass without a word: every score a
+    float, their sum finite (floats whose sum is finite hold no infinity), no variable id beyond the limit. Two
+    passes in C over a list just read, while it is in the processor's cache: ``float.conjugate`` gives a float itself
+    and refuses anything else (TypeError), so one pass checks the types and adds the scores."""
+    try:
+        finite = math.isfinite(sum(map(float.conjugate, candidates.values())))
+    except TypeError:
+        return False
+    return finite and max(map(len, candidates), default=0) <= variable_chars
+
+
+def _cut(pending: list[tuple[str, dict[str, Any]]], keep: int, run: dict[str, dict[str, float]]) -> None:
+    """Cut the lists of ``pending`` together (``ranking.prune_lists``) into ``run``, then empty it."""
+    if pending:
+        run.update(zip([key for key, _ in pending], ranking.prune_lists([c for _, c in pending], keep), strict=True))
+        pending.clear()
 
 
 def _check_variables(key: str, candidates: dict[str, Any], limits: RunLimits, problems: Problems) -> bool:

@@ -89,3 +89,25 @@ def test_a_flat_object_is_read_fast_and_its_repeats_refused_as_before() -> None:
         load_json(run)
     assert str(refused.value) == str(whole.value)
     assert "key 'v1' appears more than once in one object" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 4611686018427387904.0, "b": 4611686018427387904.0}',  # each below 2**62 in norm, both together above
+        '{"a": 9223372036854775807, "b": 1}',  # 2**63 - 1: a float of 2**63 to hypot, an integer below it exactly
+        '{"a": -9223372036854775808}',  # -2**63: left to the strict decoder, as before
+        '{"a": 9.2e18, "b": -9.2e18, "c": 1e-300}',
+        '{"a": 1, "b": "s"}',  # not all numbers: the general walk
+        '{"a": "s", "b": 1.5}',
+        '{"a": 0.5, "b": [1]}',
+        '{"a": true, "b": false, "c": 0}',
+        "{}",
+    ],
+)
+def test_a_flat_object_near_the_long_integers_is_the_strict_decoders_or_left_to_it(text: str) -> None:
+    # A flat object of numbers is vouched for at once when its Euclidean norm (math.hypot) is below 2**62; any other
+    # is checked value by value as before.
+    fast = plain_loads(text)
+    assert fast is MISSING or _same(fast, _strict(text))
+    assert (fast is MISSING) == ("-9223372036854775808" in text)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorers.families.ranking import depth, evaluate, measure_names, prune, top_ranked
+from scorers.families.ranking import depth, evaluate, measure_names, prune, prune_lists, top_ranked
 
 CUTS = [1, 3, 5]
 
@@ -146,3 +148,51 @@ def test_the_plain_cut_of_a_small_run_is_numpy_s_cut(scores: list[float], keep: 
         ranking._pruned = saved
     assert list(plain.items()) == list(with_numpy.items())
     assert [type(v) for v in plain.values()] == [type(v) for v in with_numpy.values()]
+
+
+# Lists written best first (most runs), in any order, short and long, with ties and scores past the C float range.
+sorted_or_not = st.tuples(st.lists(score, max_size=30), st.sampled_from(["best first", "as drawn", "worst first"]))
+
+
+def _written(scores: list[float], order: str) -> dict[str, float]:
+    if order != "as drawn":
+        with np.errstate(over="ignore"):
+            scores = sorted(scores, key=lambda s: float(np.float32(s)), reverse=order == "best first")
+    return {f"v{i}": s for i, s in enumerate(scores)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(sorted_or_not, min_size=1, max_size=8), st.integers(1, 12), st.lists(st.integers(1, 12), min_size=8))
+def test_lists_cut_together_are_cut_as_each_alone(
+    drawn: list[tuple[list[float], str]], keep: int, keeps: list[int]
+) -> None:
+    # prune_lists reads the boundary of a list whose scores never rise at its index keep - 1 and finds any other's
+    # with np.partition: the same candidates, order, values and types as prune gives each list alone.
+    import scorers.families.ranking as ranking
+
+    lists = [_written(scores, order) for scores, order in drawn]
+    saved = ranking._pruned
+    try:
+        for depths in (keep, keeps[: len(lists)]):
+            per_list = [depths] * len(lists) if isinstance(depths, int) else depths
+            for pruned in (0, ranking.PLAIN_PRUNES):  # in plain Python, then with numpy
+                ranking._pruned = pruned
+                with np.errstate(over="ignore"):
+                    alone = [prune(candidates, k) for candidates, k in zip(lists, per_list, strict=True)]
+                    ranking._pruned = pruned
+                    together = prune_lists(lists, depths)
+                assert [repr(list(c.items())) for c in together] == [repr(list(c.items())) for c in alone]
+    finally:
+        ranking._pruned = saved
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(query, min_size=1, max_size=4), st.randoms())
+def test_the_order_a_list_is_given_in_changes_nothing(
+    queries: list[tuple[dict[str, int], dict[str, float]]], rng: random.Random
+) -> None:
+    # trec_eval sorts each list by score and doc id (distinct), so the renamed lists are given in their ids' order.
+    qrels = {f"q{i}": judged for i, (judged, _) in enumerate(queries)}
+    run = {f"q{i}": candidates for i, (_, candidates) in enumerate(queries)}
+    shuffled = {q: dict(rng.sample(list(c.items()), len(c))) for q, c in run.items()}
+    assert evaluate(qrels, shuffled, [1, 3, 10]) == evaluate(qrels, run, [1, 3, 10])

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scorers import InvalidGold, ValidationError, get_scorer
+from scorers import InvalidGold, InvalidSubmission, ValidationError, get_scorer
+from scorers.families import ranking
 from scorers.tasks.svident_format import parse_gold
 from tests.scorers.tasks.svident_data import DETECTION_GOLD, DETECTION_RUN, RANKING_GOLD, RANKING_RUN, make_gold
 
@@ -198,3 +200,53 @@ candidate = st.dictionaries(
 @given(st.dictionaries(st.sampled_from(["q1", "q2", "q3", "q4", "n1", "n2", "n3"]), candidate))
 def test_arbitrary_candidate_lists_are_scored_or_refused(run: dict[str, dict[str, Any]]) -> None:
     _score("svident-disambiguation", json.dumps(run).encode())
+
+
+# -- Task 2: lists checked as they are read and cut a few at a time -------------------------------------------------
+
+
+def _queries_and_run(count: int) -> tuple[bytes, dict[str, dict[str, Any]]]:
+    """A gold of ``count`` queries and a run of 60 candidates each (more than the 50 kept), two lists in three written
+    best first, many scores tied."""
+    gold = make_gold([(f"s{i}", "en", f"d{i % 7}", "1", f"v{i % 60}") for i in range(count)])
+    rng = random.Random(count)
+    run = {}
+    for i in range(count):
+        scores = [round(rng.random(), 2) for _ in range(60)]
+        run[f"s{i}"] = {f"v{j}": s for j, s in enumerate(sorted(scores, reverse=True) if i % 3 else scores)}
+    return gold, run
+
+
+def _parse(gold: bytes, run: dict[str, Any], pruned: int) -> dict[str, dict[str, float]]:
+    scorer = get_scorer("svident-disambiguation")
+    public = scorer.public_view(scorer.parse_gold(gold))
+    saved = ranking._pruned
+    try:
+        ranking._pruned = pruned  # from PLAIN_PRUNES on, lists are cut with numpy
+        parsed: dict[str, dict[str, float]] = scorer.parse_submission(json.dumps(run).encode(), public)
+        return parsed
+    finally:
+        ranking._pruned = saved
+
+
+@pytest.mark.parametrize("pruned", [0, ranking.PLAIN_PRUNES])
+def test_lists_cut_together_come_out_as_each_list_cut_alone(pruned: int) -> None:
+    gold, run = _queries_and_run(50)
+    run["s7"] = {f"v{j}": j for j in range(60)}  # integer scores: taken alone, as lists that the common check fails
+    keep = ranking.depth([1, 5, 10, 20], 50)
+    expected = {key: ranking.prune(candidates, keep) for key, candidates in run.items()}
+    assert repr(_parse(gold, run, pruned)) == repr(expected)
+
+
+def test_problems_among_lists_cut_together_are_all_reported_in_the_files_order() -> None:
+    gold, run = _queries_and_run(40)
+    run["s3"]["v5"] = True
+    run["s11"] = {"x" * 1001: 0.5}
+    run["s30"]["v1"] = "0.5"
+    run["zz"] = {}
+    with pytest.raises(InvalidSubmission) as caught:
+        _parse(gold, run, ranking.PLAIN_PRUNES)
+    message = str(caught.value)
+    places = ['key "s3", variable "v5": score true', 'key "s11", variable "xxx', 'key "s30", variable "v1"', 'key "zz"']
+    assert [message.find(place) for place in places] == sorted(message.find(place) for place in places)
+    assert -1 not in [message.find(place) for place in places]
