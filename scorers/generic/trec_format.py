@@ -19,7 +19,8 @@ A run is kept compact while it waits to be scored, so that its memory stays belo
 its docnos joined by newlines and their scores as an array of C floats (``Ranking``).
 
 Reading is columnar where it can be: a piece of the file whose every line has exactly the fields of its format is
-split into fields in one C pass, its columns taken by slicing (``_columns``), so that no Python code runs per line;
+split into fields in one C pass, its columns taken by slicing (``scorers.generic.trec_columns``), so that no Python
+code runs per line;
 a piece with anything else (a comment, a blank line, a line with more or fewer fields, a score that is not plainly
 decimal) is read line by line as before, which words every problem. numpy is not needed (its import is a good part
 of a small run's time): the standard library's ``array`` holds the scores as C floats, the same cast from a double
@@ -38,6 +39,7 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 from scorers.errors import InvalidGold, InvalidSubmission, Problem, Problems, ValidationError
+from scorers.generic import trec_columns
 from scorers.io import BOM, gc_paused
 
 #: Bytes per piece the files are read in (whole lines): small enough that the fields a piece is split into are still
@@ -48,10 +50,6 @@ RUN_FIELDS = "query Q0 docno rank score run_tag"
 _HEX = re.compile(rb"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?")
 _DECIMAL = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _INTEGER = re.compile(rb"[+-]?\d{1,10}")
-#: Integers as ``_INTEGER`` joined by single spaces: a piece's grades checked in one C call.
-_INTEGERS = re.compile(rb"[+-]?\d{1,10}(?: [+-]?\d{1,10})*")
-#: What a decimal score may hold besides digits; Python's ``float`` also reads ``_``, ``nan`` and ``inf``.
-_NUMERIC = b"0123456789.eE+-"
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,9 +108,8 @@ class Run:
 
 
 def _chunks(data: bytes, error: type[ValidationError]) -> Iterator[tuple[int, bytes]]:
-    """``(number of the first line, bytes)`` of consecutive pieces of whole lines, checked to be UTF-8 without NUL."""
+    """``(offset, bytes)`` of consecutive pieces of whole lines, checked to be UTF-8 without NUL."""
     start = len(BOM) if data.startswith(BOM) else 0
-    number = 1
     while start < len(data):
         end = data.find(b"\n", min(start + CHUNK, len(data)))
         end = len(data) if end < 0 else end + 1
@@ -120,14 +117,26 @@ def _chunks(data: bytes, error: type[ValidationError]) -> Iterator[tuple[int, by
         try:
             chunk.decode("utf-8")
         except UnicodeDecodeError as exc:
-            line = number + chunk.count(b"\n", 0, exc.start)
+            line = data.count(b"\n", 0, start + exc.start) + 1
             raise error([Problem(f"line {line}", "is not UTF-8 text (save the file as UTF-8)")]) from None
         if b"\x00" in chunk:
-            line = number + chunk.count(b"\n", 0, chunk.index(b"\x00"))
+            line = data.count(b"\n", 0, start + chunk.index(b"\x00")) + 1
             raise error([Problem(f"line {line}", "holds a NUL byte")])
-        yield number, chunk
-        number += chunk.count(b"\n")
+        yield start, chunk
         start = end
+
+
+class _Numbers:
+    """The number of the line at an offset of ``data``, for offsets asked in increasing order: lines are counted only
+    up to where a piece needs them (a piece read in columns needs none)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.offset, self.number = data, 0, 1
+
+    def at(self, offset: int) -> int:
+        self.number += self.data.count(b"\n", self.offset, offset)
+        self.offset = offset
+        return self.number
 
 
 def _is_comment(fields: list[bytes]) -> bool:
@@ -147,14 +156,15 @@ def parse_qrels(data: bytes) -> Qrels:
     """The judgements of a qrels file; ``InvalidGold`` names the lines that are wrong."""
     problems = Problems(InvalidGold)
     judgements: dict[bytes, dict[bytes, int]] = {}
-    for first, chunk in _chunks(data, InvalidGold):
-        columns = _columns(chunk, 4)
-        if columns is not None and _plain_grades(columns[3]):
-            values = list(map(int, columns[3]))
+    numbers = _Numbers(data)
+    for start, chunk in _chunks(data, InvalidGold):
+        columns = trec_columns.columns(chunk, 4, (0, 2, 3))
+        if columns is not None and trec_columns.plain_grades(columns[2]):
+            values = list(map(int, columns[2]))
             in_range = min(values, default=0) >= -MAX_RELEVANCE and max(values, default=0) <= MAX_RELEVANCE
-            if in_range and _judge_all(judgements, columns[0], columns[2], values):
+            if in_range and _judge_all(judgements, columns[0], columns[1], values):
                 continue
-        for number, line in enumerate(chunk.split(b"\n"), start=first):
+        for number, line in enumerate(chunk.split(b"\n"), start=numbers.at(start)):
             fields = line.split()
             if not fields or _is_comment(fields):
                 continue
@@ -180,34 +190,6 @@ def parse_qrels(data: bytes) -> Qrels:
             for query, judged in judgements.items()
         }
     )
-
-
-def _columns(chunk: bytes, fields: int) -> list[list[bytes]] | None:
-    """The columns of a piece whose every line has exactly ``fields`` fields, split in one C pass; None for a piece
-    with anything else (a blank line, a line with more or fewer fields) or a ``#`` (a comment, perhaps).
-
-    The piece's newlines become a field of their own, a NUL (which the file cannot hold, ``_chunks``), so that the
-    whole piece splits at once; it is a table of ``fields`` + 1 columns exactly when there are as many fields as
-    that times the lines and every last column is that mark.
-    """
-    if b"#" in chunk:
-        return None
-    lines = chunk.count(b"\n") + (not chunk.endswith(b"\n"))
-    tokens = chunk.replace(b"\n", b" \x00 ").split()
-    if not chunk.endswith(b"\n"):
-        tokens.append(b"\x00")
-    width = fields + 1
-    if len(tokens) != width * lines or tokens[fields::width].count(b"\x00") != lines:
-        return None
-    return [tokens[i::width] for i in range(fields)]
-
-
-def _plain_grades(grades: list[bytes]) -> bool:
-    """Every grade an integer of at most 10 digits with an optional sign (``_INTEGER``): checked in C where they
-    are all digits, else one by one."""
-    if b"".join(grades).translate(None, b"0123456789"):
-        return _INTEGERS.fullmatch(b" ".join(grades)) is not None  # a field holds no space
-    return max(map(len, grades), default=0) <= 10
 
 
 def _judge_all(
@@ -236,9 +218,9 @@ def _judge_all(
 
 def _fast(chunk: bytes) -> tuple[list[bytes], list[bytes], array[float]] | None:
     """Queries, docnos and scores of a piece whose lines are all well-formed; None if any line needs a closer look."""
-    columns = _columns(chunk, 6)
+    columns = trec_columns.columns(chunk, 6, (0, 2, 4))
     if columns is not None:
-        queries, docnos, scores = columns[0], columns[2], columns[4]
+        queries, docnos, scores = columns
     else:  # a comment, a blank line or a line of more than six fields: split line by line
         queries, docnos, scores = [], [], []
         comments = b"#" in chunk
@@ -250,15 +232,8 @@ def _fast(chunk: bytes) -> tuple[list[bytes], list[bytes], array[float]] | None:
                 scores.append(fields[4])
             elif fields and not (comments and _is_comment(fields)):
                 return None
-    if b"".join(scores).translate(None, _NUMERIC):
-        return None  # hexadecimal, NaN, infinity, an underscore or garbage: the careful path decides
-    try:
-        values = list(map(float, scores))
-    except ValueError:
-        return None
-    if math.inf in values or -math.inf in values:
-        return None
-    return queries, docnos, array("f", values)
+    values = trec_columns.scores(scores)
+    return None if values is None else (queries, docnos, values)
 
 
 def _score(token: bytes) -> float | str:
@@ -299,8 +274,9 @@ def _careful(chunk: bytes, first: int, problems: Problems) -> tuple[list[bytes],
 def _lines_of(data: bytes, wanted: set[tuple[bytes, bytes | None]]) -> dict[tuple[bytes, bytes | None], list[int]]:
     """Line numbers of the run lines for each ``(query, docno)`` in ``wanted`` (docno None: any line of the query)."""
     found: dict[tuple[bytes, bytes | None], list[int]] = {}
-    for first, chunk in _chunks(data, InvalidSubmission):
-        for number, line in enumerate(chunk.split(b"\n"), start=first):
+    numbers = _Numbers(data)
+    for start, chunk in _chunks(data, InvalidSubmission):
+        for number, line in enumerate(chunk.split(b"\n"), start=numbers.at(start)):
             fields = line.split()
             if len(fields) < 6 or _is_comment(fields):
                 continue
@@ -317,15 +293,14 @@ def _read_rankings(data: bytes, problems: Problems) -> tuple[dict[bytes, list[tu
     parts: dict[bytes, list[tuple[bytes, array[float]]]] = {}
     unchecked: set[bytes] = set()
     current, seen = b"", set[bytes]()  # the query of the last line read and its docnos so far
-    for first, chunk in _chunks(data, InvalidSubmission):
+    numbers = _Numbers(data)
+    for offset, chunk in _chunks(data, InvalidSubmission):
         read = _fast(chunk)
-        queries, docnos, scores = read if read is not None else _careful(chunk, first, problems)
+        queries, docnos, scores = read if read is not None else _careful(chunk, numbers.at(offset), problems)
         if problems or not queries:
             continue
         # Lines of one query usually follow each other: cut the piece where the query changes.
-        cuts = itertools.compress(itertools.count(1), map(operator.ne, queries[1:], queries[:-1]))
-        bounds = [0, *cuts, len(queries)]
-        for start, end in itertools.pairwise(bounds):
+        for start, end in itertools.pairwise(trec_columns.runs(queries)):
             query, names = queries[start], docnos[start:end]
             if query != current:
                 if query in parts:
