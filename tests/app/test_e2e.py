@@ -23,7 +23,7 @@ from typer.testing import CliRunner, Result
 
 from app.cli import app
 from scorers import scorer_names
-from tests.conftest import ROOT
+from tests.conftest import HTTP, ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -89,7 +89,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
         deadline = time.monotonic() + 60
         while True:
             try:
-                if httpx.get(f"{url}/api/v1/health").status_code == 200:
+                if HTTP.get(f"{url}/api/v1/health", timeout=5).status_code == 200:
                     break
             except httpx.TransportError:
                 pass

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from app.storage.db import Database
-from tests.conftest import ROOT
+from tests.conftest import HTTP, ROOT
 from tests.security.seed_examples import demo_competitions, example, seed_scorers
 
 #: A bound on every exchange, so that a server that never answers fails the test instead of hanging it.
@@ -49,8 +49,7 @@ class LiveServer:
     def count_submissions(self) -> int:
         """The participant's submissions over every example phase."""
         return sum(
-            len(httpx.get(self.submissions(name), headers=self.auth(), timeout=TIMEOUT).json()["submissions"])
-            for name in seed_scorers()
+            len(HTTP.get(self.submissions(name), headers=self.auth()).json()["submissions"]) for name in seed_scorers()
         )
 
 
@@ -72,7 +71,7 @@ def wait_until_healthy(url: str, process: subprocess.Popen[bytes], log: Path) ->
     deadline = time.monotonic() + 60
     while True:
         try:
-            if httpx.get(f"{url}/api/v1/health").status_code == 200:
+            if HTTP.get(f"{url}/api/v1/health", timeout=5).status_code == 200:
                 return
         except httpx.TransportError:
             pass
@@ -85,7 +84,7 @@ def wait_scored(server: LiveServer, submission_id: int) -> dict[str, Any]:
     """The submission once it has left ``queued`` and ``running`` (or after a minute)."""
     deadline = time.monotonic() + 60
     while True:
-        found = httpx.get(server.api(f"submissions/{submission_id}"), headers=server.auth(), timeout=TIMEOUT).json()
+        found = HTTP.get(server.api(f"submissions/{submission_id}"), headers=server.auth()).json()
         if found["status"] not in ("queued", "running") or time.monotonic() > deadline:
             return dict(found)
         time.sleep(0.1)

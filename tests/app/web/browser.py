@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from app.storage.db import Database
 from app.storage.migrate import upgrade
 from tests.app.builders import PASSWORD
+from tests.conftest import HTTP
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -98,7 +99,7 @@ def serving(url: str, log_path: Path, **settings: str) -> Iterator[str]:
             if process.poll() is not None:
                 pytest.fail(f"podium serve exited with {process.returncode}:\n{log_path.read_text()}")
             try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                if HTTP.get(f"{base}/healthz", timeout=1).status_code == 200:
                     break
             except httpx.TransportError:
                 pass
@@ -157,7 +158,7 @@ def wait_scored(url: str, token: str, submission_id: int) -> None:
     """Until the submission has left ``queued`` and ``running``: it must be scored (within 2 minutes)."""
     deadline = time.monotonic() + 120
     while True:
-        found = httpx.get(
+        found = HTTP.get(
             f"{url}/api/v1/submissions/{submission_id}", headers={"Authorization": f"Bearer {token}"}, timeout=30
         ).json()
         if found["status"] not in ("queued", "running"):
