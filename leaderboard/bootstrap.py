@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtr, ndtri
+from scipy.special import ndtr, ndtri, stdtrit
 
 from leaderboard.resampling import (
     DEFAULT_SEED,
@@ -266,9 +266,7 @@ def interval_of(statistic: Statistic, values: Array, *, level: float, method: st
     if pool is not None and pool.applies:
         # The pooled share of the small strata, and Student's quantile with the pooled degrees of freedom
         # (the factor already holds the (n - 1) / n the expansion would correct).
-        from scipy.stats import t as student_t
-
-        z, factor = float(student_t.ppf(1 - tail, pool.df)), pool.factor
+        z, factor = student_quantile(1 - tail, pool.df), pool.factor
     elif expanded and varying:
         z = expanded_quantile(tail, varying)
     if method.startswith("bca") and left_out is not None:
@@ -322,13 +320,16 @@ def for_selection(interval: Interval, chosen_from: int) -> Interval:
 
 def expanded_quantile(tail: float, strata_sizes: list[int]) -> float:
     """The normal quantile replacing ``z(1 - tail)``: sqrt(n/(n-1)) * t(1 - tail; df), n the mean stratum size."""
-    # scipy.stats is imported here, where it is used: imported with the module it took a third of the
-    # server's start (every page imports this module), for one quantile.
-    from scipy.stats import t as student_t
-
     n = sum(strata_sizes) / len(strata_sizes)
     df = sum(strata_sizes) - len(strata_sizes)
-    return math.sqrt(n / (n - 1)) * float(student_t.ppf(1 - tail, df))
+    return math.sqrt(n / (n - 1)) * student_quantile(1 - tail, df)
+
+
+def student_quantile(q: float, df: float) -> float:
+    """Student's t quantile: ``scipy.special.stdtrit``, the function ``scipy.stats.t.ppf`` calls for ``q`` in
+    (0, 1). scipy.stats itself is not imported: it took about a second of a worker's first scoring (and, at
+    module level, a third of the server's start) for this one quantile."""
+    return float(stdtrit(df, q))
 
 
 def _bias(values: Array, estimate: float) -> float:

@@ -20,6 +20,7 @@ from leaderboard.bootstrap import (
     endpoint_decimals,
     expanded_quantile,
     for_selection,
+    student_quantile,
 )
 from leaderboard.resampling import Statistic, bootstrap_counts, seed_for
 from tests.leaderboard.systems import MeanOf, MicroF1, count_units, mean_units
@@ -200,3 +201,19 @@ def test_a_selected_best_is_widened_to_the_bonferroni_level() -> None:
     assert wide.high == pytest.approx(0.45 + factor * (interval.high - 0.45))  # type: ignore[operator]
     assert "widened for the choice of the best of 5 submissions" in wide.label
     assert Interval.from_dict(json.loads(json.dumps(wide.to_dict()))) == wide
+
+
+def test_students_quantile_is_scipys_and_an_interval_does_not_import_scipy_stats() -> None:
+    # The same function scipy.stats.t.ppf calls, bit for bit, over the levels and sizes boards use.
+    for q in [0.9, 0.95, 0.975, 0.995, *np.linspace(0.5, 0.9999, 50)]:
+        for df in [*range(1, 200), 1000, 10**5, math.inf]:
+            assert student_quantile(float(q), df) == float(scipy_stats.t.ppf(q, df))
+    # A worker's first interval (the expansion for a small sample) no longer pays scipy.stats' import.
+    code = (
+        "import sys; from leaderboard.bootstrap import bootstrap_interval; "
+        "from tests.leaderboard.systems import MeanOf, mean_units; "
+        "i = bootstrap_interval(MeanOf(), mean_units([i / 10 for i in range(10)]), 'mean'); "
+        "print(i.method, 'scipy.stats' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["bca-expanded", "False"]
