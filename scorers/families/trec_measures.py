@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from scorers.families import weighted
+from scorers.families import trec_eval_queries, weighted
 from scorers.families.weighted import WeightedMetric
 
 # numpy is imported inside the functions that use it, so that loading the scorer library (``podium score`` of a
@@ -204,6 +204,7 @@ class Evaluator:
 
         self.measures = list(measures)
         self._groups = _groups(self.measures)
+        qrels = trec_eval_queries.handed_over(qrels)
         self._evaluators = [
             RelevanceEvaluator(qrels, requested, relevance_level, int(judged_docs_only))
             for requested, _ in self._groups
@@ -214,8 +215,9 @@ class Evaluator:
         out: dict[str, dict[str, float]] = {}
         if not run:
             return out
+        run = trec_eval_queries.handed_over(run)
         for evaluator, (_, keys) in zip(self._evaluators, self._groups, strict=True):
-            for query, values in evaluator.evaluate(run).items():
+            for query, values in trec_eval_queries.named_back(evaluator.evaluate(run)).items():
                 row = out.setdefault(query, {})
                 for name, key in keys.items():
                     row[name] = float(values[key])

@@ -196,3 +196,13 @@ def test_the_order_a_list_is_given_in_changes_nothing(
     run = {f"q{i}": candidates for i, (_, candidates) in enumerate(queries)}
     shuffled = {q: dict(rng.sample(list(c.items()), len(c))) for q, c in run.items()}
     assert evaluate(qrels, shuffled, [1, 3, 10]) == evaluate(qrels, run, [1, 3, 10])
+
+
+def test_a_query_named_no_query_is_evaluated_as_under_any_other_name() -> None:
+    # trec_eval's name for "no query prepared yet", which it returns to after every evaluation (one state for the
+    # whole process): a query of that name handed to it would get what trec_eval held, not its own judgements
+    # (queries reach it as q0, q1, ...).
+    judgements, ranking = {"a": 1, "b": 0, "c": 1}, {"b": 3.0, "a": 2.0, "c": 1.0}
+    renamed = evaluate({"nq": judgements}, {"nq": ranking}, [10])
+    assert renamed["nq"]["r_precision"] == 0.5
+    assert evaluate({"no_query": judgements}, {"no_query": ranking}, [10]) == {"no_query": renamed["nq"]}

@@ -174,6 +174,21 @@ def test_the_report_is_the_same_however_queries_are_grouped_for_pytrec_eval(monk
     assert [r for c, r in reports if not c] == [reports[0][1]] * 4
 
 
+def test_a_query_named_no_query_scores_as_under_any_other_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """trec_eval's name for "no query prepared yet" is ``no_query``: a query of that name was given another query's
+    prepared judgements (a MAP of 4.0) or none, alone in an evaluator or after another query."""
+    from scorers.generic import trec
+
+    rows = [("no_query", "b", 3.0), ("no_query", "a", 2.0), ("no_query", "c", 1.0), ("q2", "x", 1.0)]
+    named = QRELS.replace(b"q1 ", b"no_query ")
+    for batch in (1, 10**9):
+        monkeypatch.setattr(trec, "BATCH_DOCUMENTS", batch)
+        report = score(run_text(rows), named).breakdown["query"]
+        other = score(run_text([("q1", d, v) for _, d, v in rows[:3]] + rows[3:])).breakdown["query"]
+        assert report["no_query"] == other["q1"]
+        assert report["no_query"]["map"] == pytest.approx((1 / 2 + 2 / 3) / 2)
+
+
 # -- what is accepted ----------------------------------------------------------------------------------------
 
 
