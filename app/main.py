@@ -21,7 +21,7 @@ from app.services.jobs.kinds import JobContext
 from app.services.scoring.gold import GoldCache
 from app.services.scoring.handoff import ParsedSubmissions
 from app.storage.db import Database
-from app.web import errors, openapi, ops, pages
+from app.web import errors, openapi, ops, pages, routing
 from app.web.api import router as api_router
 from app.web.api import worker as worker_api
 from app.web.state import AppState
@@ -78,8 +78,8 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.podium = state
     errors.install(app)
-    app.include_router(api_router)
-    app.include_router(worker_api.router)
+    routing.include(app, api_router)
+    routing.include(app, worker_api.router)
     ops.install(app, state)
     pages.install(app, state)
     openapi.install(app)

@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from sqlalchemy import text
 
+from app.web import routing
 from app.web.deps import StateDep
 from app.web.metrics import PodiumCollector
 from app.web.state import AppState
@@ -88,4 +89,4 @@ def install(app: FastAPI, state: AppState) -> None:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(PodiumCollector(state, probe=probe))
     app.state.metrics_registry = registry
-    app.include_router(router)
+    routing.include(app, router)

@@ -10,7 +10,7 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from app.web import sessions
+from app.web import routing, sessions
 from app.web.deps import refuse_nul_in_page_address
 from app.web.pages import accounts, create, deletion, organize, participate, public, queues, removal
 from app.web.pages.render import STATIC, Pages, make_environment
@@ -32,5 +32,5 @@ def install(app: FastAPI, state: AppState) -> Pages:
         )
 
     for module in (queues, public, accounts, participate, deletion, removal, organize, create):
-        app.include_router(module.router, dependencies=[Depends(refuse_nul_in_page_address)])
+        routing.include(app, module.router, dependencies=[Depends(refuse_nul_in_page_address)])
     return pages
