@@ -1,4 +1,5 @@
-"""Apps of one process share their prepared routes (``app.web.routing``) and still answer from their own state."""
+"""Apps of one process share their prepared routes (``app.web.routing``) and compiled templates, and still answer
+from their own state."""
 
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ def test_two_apps_share_prepared_routes_and_each_answers_from_its_own_database(
     assert len(included) >= 10
     assert all(any(route is other for other in two.routes) for route in included)
     assert [type(route).__name__ for route in one.routes] == [type(route).__name__ for route in two.routes]
+    assert one.state.pages.env is two.state.pages.env  # the templates, compiled once
     with TestClient(one) as first, TestClient(two) as second:
         listed = [
             [c["slug"] for c in client.get("/api/v1/competitions").json()["competitions"]] for client in (first, second)
