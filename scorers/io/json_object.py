@@ -10,6 +10,7 @@ import json
 import re
 from _json import scanstring  # what json's own object parser reads keys with (json.decoder has it untyped)
 from collections.abc import Callable, Generator, Iterator
+from itertools import repeat
 from typing import Any
 
 from scorers.errors import InvalidSubmission, Problem, ValidationError
@@ -34,6 +35,7 @@ def iter_json_object(
     error: type[ValidationError] = InvalidSubmission,
     *,
     finite: bool = True,
+    keys: KeyBound | None = None,
 ) -> Iterator[tuple[str, Any]]:
     """Yield the ``(key, value)`` pairs of a file whose top level is one JSON object, one pair at a time.
 
@@ -48,20 +50,22 @@ def iter_json_object(
     handed over, so a caller collects its own problems until the last pair. A top level that is not an object
     is parsed whole and refused with ``not_object(value)``. The caller pauses the collector over its loop
     (``gc_paused``). ``finite=False``: numbers that overflow come as infinities, for the caller to refuse
-    (``strict_decoder``).
+    (``strict_decoder``). ``keys``: see ``KeyBound``.
     """
     decoder = strict_decoder(finite=finite)
+    keys = keys or KeyBound(-1)
     offset = len(BOM) if data.startswith(BOM) else 0
     start = _skip_space_bytes(data, offset)
     if data.startswith(b"{", start):
         members = _Members()
         try:
-            position, first, closed = yield from _windowed_members(data, start + 1, decoder, members)
+            position, first, closed = yield from _windowed_members(data, start + 1, decoder, members, keys)
             if closed and _skip_space_bytes(data, position + 1) == len(data):
                 members.check_repeats()
                 return
             # Every byte before ``position`` is ASCII: past the byte-order mark, the same index in the text.
             text = decode_text(data, error)
+            keys.short = False
             yield from _object_members(text, position - offset, decoder, members, first=first, closed=closed)
         except (ValueError, RecursionError) as exc:
             raise error([Problem("", json_message(exc))]) from None
@@ -79,6 +83,32 @@ def iter_json_object(
 def _skip_space_bytes(data: bytes, index: int) -> int:
     match = _JSON_SPACE_BYTES.match(data, index)
     return match.end() if match else index
+
+
+class KeyBound:
+    """Asked of ``iter_json_object``: whether every key of the object handed over last is at most ``chars``
+    characters long, where the text says so at little cost (``short``: True), without touching its keys.
+
+    Only a flat object read by orjson is vouched for (``plain_loads``, whose colon count leaves no colon inside a
+    string of its text): each key, quotes included, then lies in a run of at least ``len(key) + 2`` characters
+    without a colon (a key's text is never shorter than the key: the window is ASCII, an escape writes one
+    character or two with two or more). A run that long holds one of the windows of ``(chars + 3) // 2``
+    characters, as far apart, that start the object's text; so when each of them holds a colon (``str.find``, one
+    call a window), no key is longer. ``short`` False says nothing: the caller measures the keys itself.
+    """
+
+    def __init__(self, chars: int) -> None:
+        self.chars = chars
+        self.short = False
+
+    def check(self, text: str, start: int, end: int) -> None:
+        """Vouch for the object ``plain_loads`` read from ``text[start:end]`` where its text allows."""
+        if self.chars < 0:
+            return
+        step = (self.chars + 3) // 2
+        self.short = -1 not in map(
+            text.find, repeat(":"), range(start, end - step + 1, step), range(start + step, end + 1, step)
+        )
 
 
 class _Members:
@@ -101,7 +131,7 @@ class _Members:
 
 
 def _windowed_members(
-    data: bytes, position: int, decoder: json.JSONDecoder, members: _Members
+    data: bytes, position: int, decoder: json.JSONDecoder, members: _Members, keys: KeyBound
 ) -> Generator[tuple[str, Any], None, tuple[int, bool, bool]]:
     """The members of the object whose ``{`` ends before byte ``position``, read from windows of ASCII text.
 
@@ -135,7 +165,7 @@ def _windowed_members(
                 if not text.startswith(":", cursor):
                     break
                 cursor = _skip_space(text, cursor + 1)
-                value, cursor = _value(text, cursor, decoder)
+                value, cursor = _value(text, cursor, decoder, keys)
             except (ValueError, RecursionError):
                 break
             cursor = _skip_space(text, cursor)
@@ -153,18 +183,21 @@ def _windowed_members(
         position += index
 
 
-def _value(text: str, index: int, decoder: json.JSONDecoder) -> tuple[Any, int]:
+def _value(text: str, index: int, decoder: json.JSONDecoder, keys: KeyBound) -> tuple[Any, int]:
     """The value at ``index`` and the index after it, as ``decoder.raw_decode`` reads it.
 
     An object is first tried with orjson (``plain_loads``) up to its first ``}``: a flat object (a Task 2 run's
     candidates) ends there, and text that is not a whole object up to that ``}`` (a nested object, a ``}`` in a
-    string) is no JSON at all, so orjson cannot read a wrong value from it. The decoder reads the rest.
+    string) is no JSON at all, so orjson cannot read a wrong value from it. The decoder reads the rest. Sets
+    ``keys.short`` for the value (``KeyBound``).
     """
+    keys.short = False
     if text.startswith("{", index):
         end = text.find("}", index) + 1
         if end:
             value = plain_loads(text, index, end)
             if value is not MISSING:
+                keys.check(text, index, end)
                 return value, end
     return decoder.raw_decode(text, index)
 

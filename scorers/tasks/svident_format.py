@@ -24,6 +24,7 @@ from scorers.base import PublicIds
 from scorers.errors import InvalidGold, InvalidSubmission, Problem, Problems
 from scorers.families import ranking
 from scorers.io import gc_paused, iter_json_object, iter_tsv, load_json
+from scorers.io.json_object import KeyBound
 from scorers.tasks.limits import SizeLimits, bound
 
 COLUMNS = ("sentence", "is_variable", "variable", "research_data", "doc_id", "uuid", "lang")
@@ -272,10 +273,11 @@ def parse_run(
     known = public.known
     total, per_query = 0, limits.candidates_per_query
     pending: list[tuple[str, dict[str, Any]]] = []
+    keys = KeyBound(limits.variable_chars)  # vouches from the text for most lists' variable ids (_plain)
     # Parsed whole, a run takes more than twice its file in objects. The refusals of the whole file come
     # first, as load_json gives them (iter_json_object), then the total, then the entries' problems.
     # Scores that overflow come as infinities (finite=False) and are refused with the entry (_check_scores).
-    for key, candidates in iter_json_object(data, lambda value: _not_object(shape, value), finite=False):
+    for key, candidates in iter_json_object(data, lambda value: _not_object(shape, value), finite=False, keys=keys):
         if isinstance(candidates, dict):
             total += len(candidates)
         if total > limits.candidates:
@@ -285,7 +287,7 @@ def parse_run(
             and key in known
             and type(candidates) is dict
             and len(candidates) <= per_query
-            and _plain(candidates, limits.variable_chars)
+            and _plain(candidates, limits.variable_chars, short=keys.short)
         ):
             pending.append((key, candidates))  # cut BATCH_LISTS at a time: numpy's calls then cost little a list
             if len(pending) == BATCH_LISTS:
@@ -311,16 +313,18 @@ def parse_run(
     return run
 
 
-def _plain(candidates: dict[str, Any], variable_chars: int) -> bool:
+def _plain(candidates: dict[str, Any], variable_chars: int, *, short: bool = False) -> bool:
     """True for the common list, which ``_check_variables`` and ``_check_scores`` pass without a word: every score a
     float, their sum finite (floats whose sum is finite hold no infinity), no variable id beyond the limit. Two
     passes in C over a list just read, while it is in the processor's cache: ``float.conjugate`` gives a float itself
-    and refuses anything else (TypeError), so one pass checks the types and adds the scores."""
+    and refuses anything else (TypeError), so one pass checks the types and adds the scores. ``short``: the reader
+    found from the list's text that no id is beyond the limit (``KeyBound``), which saves the ids' lengths (a read of
+    every id's string, the larger part of this check)."""
     try:
         finite = math.isfinite(sum(map(float.conjugate, candidates.values())))
     except TypeError:
         return False
-    return finite and max(map(len, candidates), default=0) <= variable_chars
+    return finite and (short or max(map(len, candidates), default=0) <= variable_chars)
 
 
 def _cut(pending: list[tuple[str, dict[str, Any]]], keep: int, run: dict[str, dict[str, float]]) -> None:

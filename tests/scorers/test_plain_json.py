@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from scorers.errors import InvalidSubmission
 from scorers.io import iter_json_object, load_json
+from scorers.io.json_object import KeyBound
 from scorers.io.strict_json import MISSING, plain_loads, strict_decoder
 
 KEYS = st.sampled_from(["a", "b", "c", 'q"', "x:y", "\u00e9", "\\"])
@@ -111,3 +112,47 @@ def test_a_flat_object_near_the_long_integers_is_the_strict_decoders_or_left_to_
     fast = plain_loads(text)
     assert fast is MISSING or _same(fast, _strict(text))
     assert (fast is MISSING) == ("-9223372036854775808" in text)
+
+
+ID_CHARS = st.sampled_from(["a", ":", '"', "\\", "\u00e9", "\U0001f600", "\n", " ", ","])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.text(ID_CHARS, max_size=14), st.floats(allow_nan=False, allow_infinity=False), max_size=6),
+    st.integers(min_value=0, max_value=9),
+    st.booleans(),
+)
+def test_keys_vouched_short_from_the_text_are_short(
+    pairs: list[tuple[str, float]], chars: int, ascii_only: bool
+) -> None:
+    """``KeyBound`` says an object's keys are at most ``chars`` long only where they are: ids around the limit, with
+    colons, quotes, escapes and characters written as surrogate pairs, in an object read fast or by the decoder."""
+    text = "{" + ",".join(json.dumps(k, ensure_ascii=ascii_only) + ":" + json.dumps(v) for k, v in pairs.items()) + "}"
+    keys = KeyBound(chars)
+    read = list(iter_json_object(('{"q": ' + text + "}").encode(), lambda value: InvalidSubmission([]), keys=keys))
+    assert read == [("q", pairs)]
+    if keys.short:
+        assert max(map(len, pairs), default=0) <= chars
+
+
+def test_a_long_key_is_never_vouched_for_and_a_run_of_short_ones_is() -> None:
+    keys = KeyBound(1000)
+    short = {f"exploredata-ZA{i:04d}_Varv{i}": i / 7 for i in range(500)}
+    read = dict(iter_json_object(json.dumps({"q": short}).encode(), lambda value: InvalidSubmission([]), keys=keys))
+    assert read == {"q": short} and keys.short
+    for length in (1001, 1002, 1003, 5000):
+        long = {**short, "v" * length: 1.0}
+        read = dict(iter_json_object(json.dumps({"q": long}).encode(), lambda value: InvalidSubmission([]), keys=keys))
+        assert read == {"q": long} and not keys.short
+
+
+@pytest.mark.parametrize("chars", range(12))
+def test_a_key_one_past_the_limit_is_never_vouched_for_wherever_it_lies(chars: int) -> None:
+    """Keys one character past the limit, first, in the middle or last among the shortest members JSON allows."""
+    for place in range(3):
+        run = {**{str(i): 1 for i in range(place)}, "k" * (chars + 1): 1, **{str(i): 1 for i in range(place, 3)}}
+        keys = KeyBound(chars)
+        text = "{" + ",".join(f'"{k}":{v}' for k, v in run.items()) + "}"
+        read = dict(iter_json_object(('{"q":' + text + "}").encode(), lambda value: InvalidSubmission([]), keys=keys))
+        assert read == {"q": run} and not keys.short
