@@ -15,15 +15,17 @@ from typing import Any
 
 from fastapi import APIRouter, FastAPI
 
-_prepared: dict[int, tuple[APIRouter, list[Any]]] = {}
+#: Per router and the callables of its dependencies (kept with them, so that their ids stay theirs): the routes.
+_prepared: dict[tuple[int, ...], tuple[tuple[Any, ...], list[Any]]] = {}
 
 
 def include(app: FastAPI, router: APIRouter, *, dependencies: Sequence[Any] = ()) -> None:
-    """``app.include_router(router, dependencies=dependencies)``, its routes prepared once per process (a
-    router is always included with the same ``dependencies``)."""
-    key = id(router)
+    """``app.include_router(router, dependencies=dependencies)``, its routes prepared once per process for each
+    router and set of dependencies."""
+    owners = (router, *(getattr(dependency, "dependency", dependency) for dependency in dependencies))
+    key = tuple(map(id, owners))
     if key not in _prepared:
         holder = APIRouter()
         holder.include_router(router, dependencies=list(dependencies))
-        _prepared[key] = (router, list(holder.routes))  # the router is kept: its id stays its own
+        _prepared[key] = (owners, list(holder.routes))
     app.router.routes.extend(_prepared[key][1])

@@ -55,3 +55,24 @@ def test_two_apps_share_prepared_routes_and_each_answers_from_its_own_database(
             assert client.get("/c/first-comp?sort=%00").status_code == 422
             assert client.get("/api/v1/competitions?x=%00").status_code == 422
         assert first.get("/openapi.json").json() == second.get("/openapi.json").json()
+
+
+def test_a_router_included_with_other_dependencies_gets_routes_of_its_own() -> None:
+    from fastapi import APIRouter, Depends, FastAPI, HTTPException
+
+    from app.web import routing
+
+    router = APIRouter()
+
+    @router.get("/x")
+    def x() -> dict[str, bool]:
+        return {"ok": True}
+
+    def refuse() -> None:
+        raise HTTPException(403)
+
+    plain, guarded, plain_again = FastAPI(), FastAPI(), FastAPI()
+    routing.include(plain, router)
+    routing.include(guarded, router, dependencies=[Depends(refuse)])
+    routing.include(plain_again, router)
+    assert [TestClient(app).get("/x").status_code for app in (plain, guarded, plain_again)] == [200, 403, 200]
