@@ -90,11 +90,16 @@ class KeyBound:
     characters long, where the text says so at little cost (``short``: True), without touching its keys.
 
     Only a flat object read by orjson is vouched for (``plain_loads``, whose colon count leaves no colon inside a
-    string of its text): each key, quotes included, then lies in a run of at least ``len(key) + 2`` characters
-    without a colon (a key's text is never shorter than the key: the window is ASCII, an escape writes one
-    character or two with two or more). A run that long holds one of the windows of ``(chars + 3) // 2``
-    characters, as far apart, that start the object's text; so when each of them holds a colon (``str.find``, one
-    call a window), no key is longer. ``short`` False says nothing: the caller measures the keys itself.
+    string of its text). A key's text is never shorter than the key (the window is ASCII; an escape writes one
+    character or two with two or more), so a key of ``chars + 1`` characters or more lies in a run without a
+    colon of at least ``chars + 4`` characters from the object's ``{`` (the first key: ``{``, its quotes) or of
+    ``chars + 5`` after the colon of the member before it (that member's value, a character at least, a ``,`` and
+    the key's quotes). Each holds one of the windows of ``(chars + 6) // 2`` characters, as far apart, that start
+    at the object's ``{`` (a run of ``2 * width - 1`` characters holds one wherever it lies); so when each of them
+    holds a colon (``str.find``, one call a window), no key is longer. It is the widest window that says so: one
+    character wider, a key of ``chars + 1`` characters can be placed to hold none, and at this width a key of
+    ``chars`` (an even limit) or ``chars - 1`` characters is vouched for where it lies between two windows.
+    ``short`` False says nothing: the caller measures the keys itself.
     """
 
     def __init__(self, chars: int) -> None:
@@ -105,9 +110,9 @@ class KeyBound:
         """Vouch for the object ``plain_loads`` read from ``text[start:end]`` where its text allows."""
         if self.chars < 0:
             return
-        step = (self.chars + 3) // 2
+        width = (self.chars + 6) // 2
         self.short = -1 not in map(
-            text.find, repeat(":"), range(start, end - step + 1, step), range(start + step, end + 1, step)
+            text.find, repeat(":"), range(start, end - width + 1, width), range(start + width, end + 1, width)
         )
 
 

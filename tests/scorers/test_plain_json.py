@@ -156,3 +156,24 @@ def test_a_key_one_past_the_limit_is_never_vouched_for_wherever_it_lies(chars: i
         text = "{" + ",".join(f'"{k}":{v}' for k, v in run.items()) + "}"
         read = dict(iter_json_object(('{"q":' + text + "}").encode(), lambda value: InvalidSubmission([]), keys=keys))
         assert read == {"q": run} and not keys.short
+
+
+def _vouched(keys: KeyBound, length: int, before: int) -> bool:
+    """Whether ``keys`` vouches for an object whose third key, of ``length`` characters, follows a key of
+    ``before`` characters: the shortest members JSON allows, so that the long key's run without a colon starts
+    at every place against the windows as ``before`` grows."""
+    text = '{"a":0,"' + "b" * before + '":0,"' + "k" * length + '":0}'
+    read = dict(iter_json_object(('{"q":' + text + "}").encode(), lambda value: InvalidSubmission([]), keys=keys))
+    assert read == {"q": json.loads(text)}
+    return keys.short
+
+
+@pytest.mark.parametrize("chars", [*range(12, 18), 999, 1000])
+def test_the_windows_vouch_for_keys_up_to_the_limit_and_never_past_it(chars: int) -> None:
+    """At the edge of the windows ``KeyBound`` reads: a key one past the limit is never vouched for wherever it lies,
+    and one of the limit (``chars - 1`` for an odd limit, whose windows cannot reach it) is where it lies between two
+    windows; one window a character narrower or wider misses one or the other."""
+    keys = KeyBound(chars)
+    places = range(3 * chars)  # every place against the windows, which are about chars / 2 wide
+    assert not any(_vouched(keys, chars + 1, before) for before in places)
+    assert any(_vouched(keys, chars - chars % 2, before) for before in places)

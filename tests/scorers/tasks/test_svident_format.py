@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from typing import Any
@@ -12,7 +13,9 @@ from hypothesis import strategies as st
 
 from scorers import InvalidGold, InvalidSubmission, ValidationError, get_scorer
 from scorers.families import ranking
-from scorers.tasks.svident_format import parse_gold
+from scorers.io import iter_json_object
+from scorers.io.json_object import KeyBound
+from scorers.tasks.svident_format import RunLimits, parse_gold
 from tests.scorers.tasks.svident_data import DETECTION_GOLD, DETECTION_RUN, RANKING_GOLD, RANKING_RUN, make_gold
 
 HEADER_LINE = "sentence\tis_variable\tvariable\tresearch_data\tdoc_id\tuuid\tlang"
@@ -250,3 +253,36 @@ def test_problems_among_lists_cut_together_are_all_reported_in_the_files_order()
     places = ['key "s3", variable "v5": score true', 'key "s11", variable "xxx', 'key "s30", variable "v1"', 'key "zz"']
     assert [message.find(place) for place in places] == sorted(message.find(place) for place in places)
     assert -1 not in [message.find(place) for place in places]
+
+
+def _outcome(data: bytes) -> Any:
+    """The parsed run, or the problems it is refused with."""
+    scorer = get_scorer("svident-disambiguation")
+    try:
+        return scorer.parse_submission(data, scorer.public_view(scorer.parse_gold(RANKING_GOLD)))
+    except InvalidSubmission as refused:
+        return [str(problem) for problem in refused.problems]
+
+
+def test_ids_at_the_edge_of_the_windows_pass_up_to_the_limit_and_are_refused_past_it_as_the_slow_path_does() -> None:
+    """Wherever an id lies against the windows ``KeyBound`` reads (its run without a colon starting at every place
+    of their period): of the limit it is vouched for somewhere, one past it never; in a run, one of the limit is
+    accepted and one past it refused as the slow path does it (the same run with an id written in UTF-8 elsewhere,
+    which sends the whole file to the strict decoder, whose lists are never vouched for)."""
+    limit = RunLimits().variable_chars
+    keys = KeyBound(limit)
+    vouched = {limit: False, limit + 1: False}
+    for length, before in itertools.product(vouched, range(limit)):  # the windows are about limit / 2 wide
+        members = {"a": 0, "b" * before: 0, "k" * length: 0}  # the shortest values JSON has
+        text = json.dumps({"q": members}, separators=(",", ":")).encode()
+        assert dict(iter_json_object(text, lambda value: InvalidSubmission([]), keys=keys)) == {"q": members}
+        vouched[length] |= keys.short
+        scores = dict.fromkeys(members, 0.5)  # a Task 2 list: every score a float, read on the fast path
+        run = RANKING_RUN | {"q2": scores, "q3": {"\u00e9": 1.0}}
+        fast = _outcome(json.dumps(run, separators=(",", ":")).encode())
+        assert fast == _outcome(json.dumps(run, separators=(",", ":"), ensure_ascii=False).encode())
+        if length == limit:
+            assert set(fast["q2"]) == set(scores)
+        else:
+            assert len(fast) == 1 and fast[0].startswith('key "q2", variable "kkk')
+    assert vouched == {limit: True, limit + 1: False}
