@@ -8,11 +8,16 @@ scorer does (``clean_predicted_template``, ``join_substrings``); identical gold 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 Entity = tuple[str, ...]
 RoleFillers = tuple[str, tuple[Entity, ...]]
+#: A template held flat: its frame, then each role's name and its entities, in order (an empty role's ``()``), a
+#: role of one entity of one mention as that mention's text alone (most filled roles). The same as a ``Template``
+#: (``unflatten``) in a third of its memory, for a large gold held while it is scored.
+FlatTemplate = tuple[Any, ...]
 
 
 @dataclass(frozen=True, slots=True)  # slots: a template without an instance dictionary, for large golds
@@ -47,6 +52,30 @@ class Template:
         return sum(sum(map(len, entities)) for entities in self.filled.values())
 
 
+def flat_entities(entities: tuple[Entity, ...] | str) -> tuple[Entity, ...] | str:
+    """A role's entities as a flat template holds them: one entity of one mention as its text."""
+    return entities[0][0] if len(entities) == 1 and len(entities[0]) == 1 else entities
+
+
+def unflatten(flat: FlatTemplate) -> Template:
+    """The ``Template`` a flat one holds."""
+    return Template(
+        flat[0],
+        tuple(
+            (role, ((entities,),) if type(entities) is str else entities)
+            for role, entities in zip(flat[1::2], flat[2::2], strict=True)
+        ),
+    )
+
+
+def flat_roles(flat: FlatTemplate) -> Iterator[tuple[str, tuple[Entity, ...] | str]]:
+    """Each role of a flat template with its entities as held (``FlatTemplate``), in order, empty ones too, without
+    copying it."""
+    pairs = iter(flat)
+    next(pairs)  # the frame
+    return zip(pairs, pairs, strict=True)  # a name, then its entities
+
+
 def join_substrings(texts: Iterable[str]) -> list[Entity]:
     """Distinct strings grouped into entities: each string joins the shortest longer one containing it.
 
@@ -69,25 +98,30 @@ def join_substrings(texts: Iterable[str]) -> list[Entity]:
 
 def clean_predicted_template(
     frame: str,
-    roles: Iterable[tuple[str, Iterable[str]]],
+    roles: Iterable[tuple[str, Iterable[str] | str]],
     *,
     join: bool = True,
     empty_roles: dict[str, RoleFillers] | None = None,
 ) -> Template:
-    """A predicted template from role -> filler texts: duplicates dropped, substrings joined if ``join``.
+    """A predicted template from role -> filler texts (one text may be given alone, a ``str``): duplicates dropped,
+    substrings joined if ``join``.
 
     ``empty_roles`` holds one ``(role, ())`` per role name, shared by the templates of a file that leave it empty.
     """
     cleaned: list[RoleFillers] = []
     for role, texts in roles:
-        if not texts and empty_roles is not None:
+        if type(texts) is str:  # most roles: one text (given alone, even ""), its own entity either way
+            cleaned.append((role, ((texts,),)))
+        elif not texts and empty_roles is not None:
             pair = empty_roles.get(role)
             if pair is None:
                 pair = empty_roles[role] = (role, ())
             cleaned.append(pair)
-            continue
-        entities = join_substrings(texts) if join else [(text,) for text in sorted(set(texts))]
-        cleaned.append((role, tuple(entities)))
+        elif type(texts) is tuple and len(texts) == 1:
+            cleaned.append((role, ((texts[0],),)))
+        else:
+            entities = join_substrings(texts) if join else [(text,) for text in sorted(set(texts))]
+            cleaned.append((role, tuple(entities)))
     return Template(frame, tuple(cleaned))
 
 

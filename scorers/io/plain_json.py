@@ -54,21 +54,32 @@ def plain_lines(data: bytes) -> Iterator[tuple[int, Any]]:
     loads, dumps, error = orjson.loads, orjson.dumps, orjson.JSONDecodeError
     if _escaped_colon(data):
         raise Unsure
-    lines = data.split(b"\n")
-    if data.startswith(BOM):
-        lines[0] = lines[0][len(BOM) :]
+    # Each line is read where it lies (orjson reads a memoryview), not copied out: a split copied the whole file.
+    view, size = memoryview(data), len(data)
+    start = len(BOM) if data.startswith(BOM) else 0
+    number = 0
     read = False
-    for number, line in enumerate(lines, 1):
-        if not line or line.isspace():  # ASCII white space, which str.isspace (``is_blank``) counts too
+    while start <= size:
+        end = data.find(b"\n", start)
+        if end < 0:
+            end = size
+        number += 1
+        line_start, start = start, end + 1
+        if end == line_start:
             continue
         try:
-            value = loads(line)
+            value = loads(view[line_start:end])
         except error:
+            if data[line_start:end].isspace():  # a blank line (ASCII white space, as ``is_blank`` counts it)
+                continue
             raise Unsure from None
-        colons = line.count(b":")
+        colons = data.count(b":", line_start, end)
         if colons and dumps(value).count(b":") != colons:
             raise Unsure
-        if len(line) >= _SHORT_LINE and line.count(b"[") + line.count(b"{") >= SAFE_DEPTH:
+        if (
+            end - line_start >= _SHORT_LINE
+            and data.count(b"[", line_start, end) + data.count(b"{", line_start, end) >= SAFE_DEPTH
+        ):
             raise Unsure
         read = True
         yield number, value

@@ -176,7 +176,7 @@ class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, Mapping[str, list[Template]]]
         tokens = gold.tokens.reader()  # the gold's mentions were split when it was read
         # Only gold role names are kept, so nothing a submission invents reaches stored results.
         score = DocumentScorer(self._ceaf_options, tokens, gold.roles)
-        return {docid: score(templates, submission.get(docid, [])) for docid, templates in gold.documents.items()}
+        return {docid: score.score_flat(flats, submission.get(docid, [])) for docid, flats in gold.templates.items()}
 
     def aggregate(self, stats: Sequence[UnitStats]) -> dict[str, float]:
         return micro_scores(stats, SIMILARITIES, PREFIX)

@@ -9,8 +9,8 @@ phase publishes with its format, so a refusal depends on the submission and the 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from scorers.base import PublicIds
 from scorers.errors import Problems
@@ -96,19 +96,28 @@ class CdaeBudget:
         self.most_comparisons: tuple[int, RolePlace] = (0, ("", 0, ""))
         self.most_token_pairs: tuple[int, RolePlace] = (0, ("", 0, ""))
 
-    def add_template(self, docid: str, index: int, roles: Iterable[tuple[str, Collection[str]]]) -> None:
-        """Add the roles of a document's template ``index``, each with its distinct filler texts."""
+    def add_template(self, docid: str, index: int, flat: tuple[Any, ...]) -> None:
+        """Add the roles of a document's template ``index``, held flat: its frame, then each role's name and its
+        distinct filler texts (a collection, or one text alone)."""
         largest, join = self.largest_role, self.join
-        for role, texts in roles:
-            if not texts:  # an empty role costs nothing (role_work gives 0, 0)
+        mentions, tokens = largest
+        total_comparisons, total_token_pairs = self.comparisons, self.token_pairs
+        roles = iter(flat)
+        next(roles)  # the frame
+        for role, texts in zip(roles, roles, strict=True):
+            if isinstance(texts, str):  # role_work of one text: no pair to clean up, each gold mention and token once
+                comparisons, token_pairs = mentions, tokens * len(texts.split())
+            elif texts:
+                comparisons, token_pairs = role_work(texts, largest, join=join)
+            else:  # an empty role costs nothing (role_work gives 0, 0)
                 continue
-            comparisons, token_pairs = role_work(texts, largest, join=join)
-            self.comparisons += comparisons
-            self.token_pairs += token_pairs
+            total_comparisons += comparisons
+            total_token_pairs += token_pairs
             if comparisons > self.most_comparisons[0]:
                 self.most_comparisons = (comparisons, (docid, index, role))
             if token_pairs > self.most_token_pairs[0]:
                 self.most_token_pairs = (token_pairs, (docid, index, role))
+        self.comparisons, self.token_pairs = total_comparisons, total_token_pairs
 
     def check(self, problems: Problems) -> None:
         for name, unit, total, (most, (docid, index, role)) in (

@@ -23,9 +23,8 @@ def _filler_text(filler: Any) -> str | None:
     return None
 
 
-#: A predicted template as read, before clean-up: its frame and, per role, the distinct filler texts.
-RawTemplate = tuple[str, list[tuple[str, tuple[str, ...]]]]
-#: The same, flat, as it is held until it is scored: the frame, then each role's name and its texts.
+#: A predicted template as read, before clean-up, as it is held until it is scored: the frame, then each role's name
+#: and its distinct filler texts, a tuple, or one text alone (most roles: a tuple each was a third of the memory).
 FlatTemplate = tuple[Any, ...]
 
 
@@ -61,13 +60,14 @@ class CdaeSubmission(Mapping[str, list[Template]]):
 
 def _read_submitted_template(
     raw: Any, place: Place, problems: Problems, limits: CdaeLimits, canonical: dict[str, str]
-) -> RawTemplate | None:
-    """A template's frame and distinct filler texts per role, each text the one object ``canonical`` holds for it
-    (a text that recurs across documents is held once, not once per filler)."""
+) -> FlatTemplate | None:
+    """A template's frame and distinct filler texts per role (``FlatTemplate``), each text the one object
+    ``canonical`` holds for it (a text that recurs across documents is held once, not once per filler)."""
     frame = template_frame(raw, place, problems, "an object")
     if frame is None:
         return None
-    roles = []
+    flat: list[Any] = [frame]
+    most_fillers, most_chars = limits.fillers_per_role, limits.filler_chars
     for role, fillers in raw.items():
         if role == FRAME_KEY:
             continue
@@ -77,11 +77,20 @@ def _read_submitted_template(
                 f'a role value must be a list of fillers such as [["text"]], not {show(fillers)}',
             )
             continue
-        if len(fillers) > limits.fillers_per_role:
+        if len(fillers) > most_fillers:
             problems.add(f"{place()}, role {quote(role)}", limits.exceeded("fillers_per_role", len(fillers), "fillers"))
             continue
+        if not fillers:
+            flat += (intern(role), ())
+            continue
+        if len(fillers) == 1:  # most roles: one usual filler, accepted with the fewest tests
+            filler = fillers[0]
+            if isinstance(filler, list) and filler:
+                text = filler[0]
+                if isinstance(text, str) and len(text) <= most_chars:
+                    flat += (intern(role), canonical.setdefault(text, text))
+                    continue
         texts = set()
-        most_chars = limits.filler_chars
         for f_index, filler in enumerate(fillers):
             if isinstance(filler, list) and filler:  # the usual filler, accepted with the fewest tests
                 text = filler[0]
@@ -97,8 +106,9 @@ def _read_submitted_template(
                 texts.add(canonical.setdefault(text, text))
                 continue
             problems.add(f"{place()}, role {quote(role)}, filler {f_index}", message)
-        roles.append((intern(role), tuple(texts)))  # a tuple: a third of a small set's memory, held until clean-up
-    return frame, roles
+        # A tuple: a third of a small set's memory, held until clean-up; one text alone.
+        flat += (intern(role), texts.pop() if len(texts) == 1 else tuple(texts))
+    return tuple(flat)
 
 
 @gc_paused()
@@ -145,11 +155,10 @@ def _cdae_templates(
         templates = []
         for t_index, template in enumerate(raw_templates):
             place = lambda: f"{document(docid)}, template {t_index}"  # noqa: B023, E731 (called at once)
-            read = _read_submitted_template(template, place, problems, limits, canonical)
-            if read is not None:
-                frame, roles = read
-                budget.add_template(docid, t_index, roles)
-                templates.append((frame, *[part for role in roles for part in role]))
+            flat = _read_submitted_template(template, place, problems, limits, canonical)
+            if flat is not None:
+                budget.add_template(docid, t_index, flat)
+                templates.append(flat)
         documents[docid] = tuple(templates)
     budget.check(problems)
     problems.raise_if_any()

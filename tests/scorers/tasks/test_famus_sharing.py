@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from scorers.families.ceaf import score_document
-from scorers.families.ceaf_templates import clean_predicted_template
+from scorers.families.ceaf_templates import clean_predicted_template, unflatten
 from tests.scorers.tasks.famus_data import PAUSE, as_json, cdae, jsonl
 
 
@@ -23,18 +23,42 @@ def _role(template: Any, name: str) -> Any:
     return pair
 
 
-def test_gold_and_submission_hold_each_text_and_empty_role_once() -> None:
+def test_gold_holds_each_template_flat_and_each_text_once() -> None:
+    gold = cdae().parse_gold(_documents()[0])
+    # The frame, then each role and its entities in file order (an empty role's (), one entity of one mention its
+    # text), bookkeeping keys left out.
+    (first,), *others = gold.templates.values()
+    assert first == (
+        "Pause",
+        "Place",
+        (),
+        "Time",
+        "April 24 , 2009",
+        "Agent",
+        "the airline",
+        "Activity",
+        "all of its operations",
+    )
+    for (other,) in others:
+        assert other == first
+        assert other[4] is first[4]  # a mention text recurs: one object
+        assert all(other[index] is first[index] for index in (0, 1, 3, 5, 7))  # the frame and role names
+    # Asked for as Templates, each document is the Template its flat form holds.
+    for docid, (flat,) in gold.templates.items():
+        assert gold.documents[docid] == [unflatten(flat)]
+    assert gold.documents["A"][0].mentions == {"Time": 1, "Agent": 1, "Activity": 1}
+    assert gold.documents["A"][0].roles[0] == ("Place", ())
+
+
+def test_submission_holds_each_text_and_empty_role_once() -> None:
     gold_bytes, submission_bytes = _documents()
     scorer = cdae()
-    gold = scorer.parse_gold(gold_bytes)
-    submission = scorer.parse_submission(submission_bytes, scorer.public_view(gold))
-    for templates in (gold.documents, submission):
-        first, *others = (documents[0] for documents in templates.values())
-        for other in others:
-            assert other.filled["Time"][0][0] is first.filled["Time"][0][0]
-            assert _role(other, "Place") is _role(first, "Place")
-            assert _role(other, "Place") == ("Place", ())
-    assert gold.documents["A"][0].mentions == {"Time": 1, "Agent": 1, "Activity": 1}
+    submission = scorer.parse_submission(submission_bytes, scorer.public_view(scorer.parse_gold(gold_bytes)))
+    first, *others = (documents[0] for documents in submission.values())
+    for other in others:
+        assert other.filled["Time"][0][0] is first.filled["Time"][0][0]
+        assert _role(other, "Place") is _role(first, "Place")
+        assert _role(other, "Place") == ("Place", ())
 
 
 def test_equal_sums_and_scores_are_one_object_with_the_same_values() -> None:
@@ -47,7 +71,7 @@ def test_equal_sums_and_scores_are_one_object_with_the_same_values() -> None:
     # The shared values are those each document gets alone.
     gold = scorer.parse_gold(gold_bytes)
     submission = scorer.parse_submission(submission_bytes, scorer.public_view(gold))
-    alone = score_document(gold.documents["B"], submission["B"])
+    alone = score_document(gold.documents["B"], submission["B"])  # the general alignment, from Templates
     assert units["B"] == alone
     assert units["B"]["roles"]["Time"] == {"predicted": 1, "gold": 1, "phi3": 1.0, "soft": 1.0}
     assert rows["B"] == scorer.aggregate([alone])
