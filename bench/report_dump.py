@@ -6,7 +6,10 @@ option sets, and the score bench's inputs at the given scales, two files: ``<cas
 ``podium score --json`` output: exit code, stdout and stderr, run as a process) and ``<case>.report`` (the report
 with its unit statistics as ``json.dumps`` writes it, or the refusal's class, message and problems, computed in
 this process). A scale whose inputs would be too large for this machine (the 1.47 GB Task 2 run and the 3.5 GB TREC
-run at 100x) is left out with a note on stderr.
+run at 100x) is left out with a note on stderr. The generic ``classification`` and ``regression`` scorers, when
+named in ``--scorers``, have no conformance cases nor score-bench inputs: their example bundle's test file against
+itself, and the generated files of ``bench/server_cost_bench.py`` (``GENERIC_ROWS`` rows times the scale, two
+seeds), each with the example's options and without its ``group_by``.
 
     .venv/bin/python bench/report_dump.py OUT_DIR [--scales 1,10,100] [--scorers a,b] [--no-cli-at-scale]
 """
@@ -31,6 +34,8 @@ from bench.score_bench import shared_dir  # noqa: E402
 from bench.score_inputs import SCORERS, build_inputs  # noqa: E402
 from scorers import ScorerError, get_scorer, unpack_submission  # noqa: E402
 
+#: Scorers whose inputs are generated as the server cost bench's (``generic``).
+GENERIC = ("classification", "regression")
 #: Bench inputs left out at a scale: too large to hold on a small machine.
 TOO_LARGE = {("svident-disambiguation", 100), ("trec", 100)}
 #: trec_eval's test files under these option sets (each a flag of trec_eval's).
@@ -133,6 +138,26 @@ def scaled(out: Path, work: Path, scorers: Sequence[str], scales: Sequence[int],
             print(f"{scorer} {scale}x done", file=sys.stderr, flush=True)
 
 
+def generic(out: Path, work: Path, scorer: str, scales: Sequence[int], cli: bool) -> None:
+    from bench.server_cost_bench import GENERIC_ROWS, generic_inputs
+
+    example = ROOT / "examples" / scorer / "data" / "test.tsv"
+    for scale in scales:
+        for seed in (7, 8):
+            inputs = generic_inputs(scorer, GENERIC_ROWS * scale, seed)
+            gold, submission = work / inputs.gold_name, work / inputs.submission_name
+            gold.write_bytes(inputs.gold)
+            submission.write_bytes(inputs.submission)
+            ungrouped = {k: v for k, v in inputs.options.items() if k != "group_by"}
+            for name, options in (("grouped", inputs.options), ("plain", ungrouped)):
+                config = work / f"{name}.json"
+                config.write_text(json.dumps(options))
+                dump(out, f"bench-{scorer}-x{scale}-{seed}-{name}", scorer, gold, submission, config, cli or scale == 1)
+                if scale == scales[0] and seed == 7:
+                    dump(out, f"example-{scorer}-{name}", scorer, example, example, config, True)
+        print(f"{scorer} {scale}x done", file=sys.stderr, flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path)
@@ -150,7 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             if "trec" in scorers:
                 trec_reference(args.out, work)
         scales = [int(s) for s in args.scales.split(",") if s]
-        scaled(args.out, work, scorers, scales, not args.no_cli_at_scale)
+        scaled(args.out, work, [s for s in scorers if s not in GENERIC], scales, not args.no_cli_at_scale)
+        for scorer in [s for s in scorers if s in GENERIC]:
+            generic(args.out, work, scorer, scales, not args.no_cli_at_scale)
     return 0
 
 

@@ -5,7 +5,7 @@ the options name, or a JSON object ``{id: number}`` as a submission; the public 
 finite numbers of magnitude at most 1e150 (so that squared errors and their sums stay finite): NaN, infinities and
 larger numbers are refused, as are missing, unknown and repeated ids.
 
-Metrics (``scorers.families.regression``): ``pearson``, ``spearman`` and ``kendall`` correlations (scipy), ``mae``,
+Metrics (``scorers.families.regression``): ``pearson``, ``spearman`` and ``kendall`` correlations (SciPy's), ``mae``,
 ``rmse`` and ``r2``. ``primary_metric`` picks the one that ranks (default ``pearson``); ``higher_is_better`` may
 state its direction (null: the metric's own, lower for mae and rmse). With ``group_by`` each group is scored and the
 groups are averaged level by level, as in ``classification``; a group of one item has no correlation (0).
@@ -42,7 +42,7 @@ class Regression(KeyedScorer[float]):
     version = "1.0"
     title = "Regression (one number per id)"
     description = (
-        "Pearson, Spearman and Kendall correlations (scipy), mean absolute and root mean squared error and R² of one "
+        "Pearson, Spearman and Kendall correlations (SciPy's), mean absolute and root mean squared error and R² of one "
         "number per id, over all items or per group and then averaged level by level; the file layout is configured."
     )
     primary_metric = "pearson"

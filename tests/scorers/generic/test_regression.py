@@ -1,11 +1,14 @@
-"""The ``regression`` scorer: scipy's correlations and scikit-learn's errors and R², grouping, refusals."""
+"""The ``regression`` scorer: scipy's correlations (without importing scipy.stats) and scikit-learn's errors and R²,
+grouping, refusals."""
 
 from __future__ import annotations
 
 import json
 import math
+import subprocess
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +19,8 @@ from sklearn.metrics import mean_absolute_error, r2_score, root_mean_squared_err
 
 from scorers import InvalidSubmission, OptionsError, get_scorer
 from scorers.families.regression import scores
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def tsv(rows: list[tuple[str, ...]], header: tuple[str, ...] = ("id", "value")) -> bytes:
@@ -108,3 +113,24 @@ def test_numbers_in_text_columns_take_decimal_syntax() -> None:
     gold = tsv([("a", "1"), ("b", "2.5e0"), ("c", "-.5")])
     report = regress(gold, b'{"a": 1, "b": 2.5, "c": -0.5}')
     assert report.metrics["mae"] == 0.0 and math.isclose(report.metrics["pearson"], 1.0)
+
+
+def test_podium_score_does_not_import_scipy_stats() -> None:
+    # Its import is about 0.6 s, twenty times a bare Python's start-up: the correlations are computed with numpy.
+    probe = (
+        "import sys\n"
+        "from app.cli import main\n"
+        "sys.argv = ['podium', *sys.argv[1:]]\n"
+        "try:\n"
+        "    main()\n"
+        "finally:\n"
+        "    print(sorted(m for m in sys.modules if m == 'scipy' or m.startswith('scipy.')), file=sys.stderr)\n"
+    )
+    test = ROOT / "examples" / "regression" / "data" / "test.tsv"
+    args = ["score", "--scorer", "regression", "--gold", str(test), "--submission", str(test), "--json"]
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=120, cwd=ROOT, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["metrics"]["spearman"] == 1.0  # the correlations were computed
+    assert done.stderr.strip().splitlines()[-1] == "[]"
