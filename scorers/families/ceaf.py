@@ -39,7 +39,7 @@ from typing import Any
 
 from scorers.families.ceaf_matching import best_matching_sum, matched_sum, max_assignment
 from scorers.families.ceaf_similarity import EntitySimilarity, phi3, soft_similarity
-from scorers.families.ceaf_templates import Entity, FlatTemplate, Template, flat_roles, unflatten
+from scorers.families.ceaf_templates import Entity, FlatTemplate, Template, flat_roles
 
 SIMILARITIES = ("phi3", "soft")
 #: Separator of the alternatives in a multi-label gold frame.
@@ -180,7 +180,7 @@ class DocumentScorer:
             and self.soft is not None
             and not (options.multilabel_frames and MULTILABEL_SEPARATOR in gold[0].frame)
         ):
-            return self._one_to_one(gold[0].frame, gold[0].filled.items(), filled[0])
+            return self._one_to_one(gold[0].frame, gold[0].filled.items(), filled[0].frame, filled[0].filled)
         groups: list[list[int]] = []
         # The official code splits only when the prediction lists any template, filled or not.
         if options.multilabel_frames and predicted:
@@ -232,28 +232,37 @@ class DocumentScorer:
         stats["roles"] = roles
         return stats
 
-    def score_flat(self, gold: Sequence[FlatTemplate], predicted: Sequence[Template]) -> dict[str, Any]:
-        """``self(gold, predicted)`` of gold templates held flat (``FlatTemplate``): the usual document is scored
-        from its one flat template as it is; any other is made of ``Template``s first."""
-        if len(gold) == 1 and self.soft is not None:
-            flat = gold[0]
-            filled = [template for template in predicted if template.filled]
-            if len(filled) == 1 and not (self.options.multilabel_frames and MULTILABEL_SEPARATOR in flat[0]):
-                return self._one_to_one(flat[0], flat_roles(flat), filled[0])
-        return self([unflatten(template) for template in gold], predicted)
+    def score_flat(
+        self, gold: Sequence[FlatTemplate], predicted: Sequence[tuple[str, dict[str, tuple[Entity, ...]]]]
+    ) -> dict[str, Any] | None:
+        """``self(gold, predicted)`` for the usual document, from gold templates held flat (``FlatTemplate``) and
+        the predicted templates' frames and filled roles (``Template.frame``, ``Template.filled``): one gold
+        template and one filled predicted one, no multi-label frame to split, both similarities. None for any
+        other document, which the caller scores as ``Template``s (``unflatten``)."""
+        if len(gold) != 1 or self.soft is None:
+            return None
+        filled = [template for template in predicted if template[1]]
+        flat = gold[0]
+        if len(filled) != 1 or (self.options.multilabel_frames and MULTILABEL_SEPARATOR in flat[0]):
+            return None
+        frame, roles = filled[0]
+        return self._one_to_one(flat[0], flat_roles(flat), frame, roles)
 
     def _one_to_one(
-        self, frame: str, gold: Iterable[tuple[str, tuple[Entity, ...] | str]], predicted: Template
+        self,
+        frame: str,
+        gold: Iterable[tuple[str, tuple[Entity, ...] | str]],
+        predicted_frame: str,
+        predicted_roles: dict[str, tuple[Entity, ...]],
     ) -> dict[str, Any]:
         """``__call__`` for the usual FAMuS document, one gold template (its ``frame`` and its roles, empty ones
-        skipped, as a ``Template`` or a ``FlatTemplate`` holds them) and one filled predicted one (no multi-label
-        frame to split), under both similarities: the same sums, in the same order and types, without the general
-        alignment's lists (a third of a large scoring's time). The roles are counted in the order they are first
-        met, predicted first; each similarity's total is ``sum`` of the role values that are not zero (an ``int`` 0
-        when none is), as ``_align`` gives it for a single pair."""
+        skipped, as a ``Template`` or a ``FlatTemplate`` holds them) and one filled predicted one (its frame and
+        filled roles; no multi-label frame to split), under both similarities: the same sums, in the same order and
+        types, without the general alignment's lists (a third of a large scoring's time). The roles are counted in
+        the order they are first met, predicted first; each similarity's total is ``sum`` of the role values that
+        are not zero (an ``int`` 0 when none is), as ``_align`` gives it for a single pair."""
         counts: dict[str, list[int]] = {}
         predicted_total = gold_total = 0
-        predicted_roles = predicted.filled
         for role, entities in predicted_roles.items():  # role names are unique in a template
             count = sum(map(len, entities)) if len(entities) > 1 else len(entities[0])
             counts[role] = [count, 0]
@@ -261,7 +270,7 @@ class DocumentScorer:
         self.memo.clear()
         exact: dict[str, float] = {}
         soft: dict[str, float] = {}
-        same_frame = frame == predicted.frame
+        same_frame = frame == predicted_frame
         soft_similarity = self.soft
         assert soft_similarity is not None
         for role, held in gold:

@@ -68,16 +68,27 @@ def role_scores(
     names = tuple(similarities)
     # Each role's sums added in document order, as micro_scores adds them: the same floats, one pass.
     totals: dict[str, list[float]] = {}
-    for item in stats:
-        for role, sums in item["roles"].items():
-            if wanted is None or role in wanted:
+    if names == SIMILARITIES and wanted is None:  # the default: both sums spelled out, no loop per role of a document
+        for item in stats:
+            for role, sums in item["roles"].items():
                 total = totals.get(role)
                 if total is None:
-                    total = totals[role] = [0.0] * (2 + len(names))
+                    total = totals[role] = [0.0] * 4
                 total[0] += sums["predicted"]
                 total[1] += sums["gold"]
-                for k, name in enumerate(names, 2):
-                    total[k] += sums[name]
+                total[2] += sums["phi3"]
+                total[3] += sums["soft"]
+    else:
+        for item in stats:
+            for role, sums in item["roles"].items():
+                if wanted is None or role in wanted:
+                    total = totals.get(role)
+                    if total is None:
+                        total = totals[role] = [0.0] * (2 + len(names))
+                    total[0] += sums["predicted"]
+                    total[1] += sums["gold"]
+                    for k, name in enumerate(names, 2):
+                        total[k] += sums[name]
     keys = _metric_keys(names, prefix)
     out: dict[str, dict[str, float]] = {}
     for role in sorted(totals):

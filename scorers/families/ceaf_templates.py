@@ -110,19 +110,24 @@ def clean_predicted_template(
     """
     cleaned: list[RoleFillers] = []
     for role, texts in roles:
-        if type(texts) is str:  # most roles: one text (given alone, even ""), its own entity either way
-            cleaned.append((role, ((texts,),)))
-        elif not texts and empty_roles is not None:
+        if not texts and type(texts) is not str and empty_roles is not None:
             pair = empty_roles.get(role)
             if pair is None:
                 pair = empty_roles[role] = (role, ())
             cleaned.append(pair)
-        elif type(texts) is tuple and len(texts) == 1:
-            cleaned.append((role, ((texts[0],),)))
         else:
-            entities = join_substrings(texts) if join else [(text,) for text in sorted(set(texts))]
-            cleaned.append((role, tuple(entities)))
+            cleaned.append((role, clean_entities(texts, join)))
     return Template(frame, tuple(cleaned))
+
+
+def clean_entities(texts: Iterable[str] | str, join: bool = True) -> tuple[Entity, ...]:
+    """A predicted role's entities from its filler texts (one text may be given alone, a ``str``, even ``""``):
+    duplicates dropped, substrings joined if ``join`` (``clean_predicted_template``)."""
+    if type(texts) is str:  # most roles: one text, its own entity either way
+        return ((texts,),)
+    if type(texts) is tuple and len(texts) == 1:
+        return ((texts[0],),)
+    return tuple(join_substrings(texts) if join else [(text,) for text in sorted(set(texts))])
 
 
 def collapse_identical(templates: Iterable[Template]) -> list[Template]:

@@ -79,13 +79,13 @@ from scorers.base import Breakdown, MetricSpec, OptionSpec, PublicIds, Scorer, U
 from scorers.families import binary, weighted
 from scorers.families.ceaf import SIMILARITIES, CeafRmeOptions, DocumentScorer
 from scorers.families.ceaf_aggregation import micro_scores, role_scores, unit_micro_scores
-from scorers.families.ceaf_templates import Template
+from scorers.families.ceaf_templates import Template, unflatten
 from scorers.families.weighted import WeightedMetric
 from scorers.io import json_bytes
 from scorers.registry import register
 from scorers.tasks.famus_gold import CdaeGold, parse_cdae_gold
 from scorers.tasks.famus_limits import CdaeLimits, CdaePublic, largest_role_note
-from scorers.tasks.famus_submission import parse_cdae_submission
+from scorers.tasks.famus_submission import CdaeSubmission, parse_cdae_submission
 from scorers.tasks.famus_sv_format import SvGold, parse_sv_gold, parse_sv_submission
 from scorers.tasks.limits import check_limit
 
@@ -176,7 +176,19 @@ class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, Mapping[str, list[Template]]]
         tokens = gold.tokens.reader()  # the gold's mentions were split when it was read
         # Only gold role names are kept, so nothing a submission invents reaches stored results.
         score = DocumentScorer(self._ceaf_options, tokens, gold.roles)
-        return {docid: score.score_flat(flats, submission.get(docid, [])) for docid, flats in gold.templates.items()}
+        # The usual document is scored from the gold held flat and the submission's filled roles; any other from
+        # its Templates.
+        if isinstance(submission, CdaeSubmission):
+            filled = submission.filled
+        else:
+            filled = lambda docid: [(t.frame, t.filled) for t in submission.get(docid, [])]  # noqa: E731
+        stats: dict[str, UnitStats] = {}
+        for docid, flats in gold.templates.items():
+            found = score.score_flat(flats, filled(docid))
+            if found is None:
+                found = score([unflatten(flat) for flat in flats], submission.get(docid, []))
+            stats[docid] = found
+        return stats
 
     def aggregate(self, stats: Sequence[UnitStats]) -> dict[str, float]:
         return micro_scores(stats, SIMILARITIES, PREFIX)

@@ -73,9 +73,13 @@ def _parse_gold_template(
     """A gold template, held flat, each mention text the one object ``texts`` holds for it (see ``_read_gold``);
     ``names`` gets its role names, and ``sizes`` each filled role's name, mentions and tokens (``tokens``:
     ``TokenIds.of``, which numbers them for the similarities), in the order ``gold_role_sizes`` counts them."""
-    frame = template_frame(raw, place, problems, GOLD_TEMPLATE_SHAPE)
-    if frame is None:
-        return None
+    frame = raw.get(FRAME_KEY) if isinstance(raw, dict) else None
+    if isinstance(frame, str):  # the usual template, without a call (template_frame words the problems)
+        frame = intern(frame)
+    else:
+        frame = template_frame(raw, place, problems, GOLD_TEMPLATE_SHAPE)
+        if frame is None:
+            return None
     flat: list[Any] = [frame]
     most_chars = limits.filler_chars
     for role, value in raw.items():

@@ -9,7 +9,7 @@ from sys import intern
 from typing import Any
 
 from scorers.errors import InvalidSubmission, Problem, Problems
-from scorers.families.ceaf_templates import RoleFillers, Template, clean_predicted_template
+from scorers.families.ceaf_templates import Entity, RoleFillers, Template, clean_entities, clean_predicted_template
 from scorers.io import gc_paused, iter_json_object
 from scorers.tasks.famus_format import FRAME_KEY, Place, document, quote, show, template_frame
 from scorers.tasks.famus_limits import DEFAULT_LIMITS, CdaeBudget, CdaeLimits, CdaePublic
@@ -51,6 +51,30 @@ class CdaeSubmission(Mapping[str, list[Template]]):
             for flat in self._documents[docid]
         ]
 
+    def get(self, docid: str, default: Any = None) -> Any:  # without Mapping.get's KeyError
+        return self[docid] if docid in self._documents else default
+
+    def filled(self, docid: str) -> list[tuple[str, dict[str, tuple[Entity, ...]]]]:
+        """Each template of ``docid`` (none if the submission left it out) as its frame and its filled roles, the
+        ``frame`` and ``filled`` of its clean-up (``[docid]``) without making the ``Template``: what scoring the usual
+        document needs (``DocumentScorer.score_flat``)."""
+        join = self._join
+        found = []
+        for flat in self._documents.get(docid, ()):
+            roles = iter(flat)
+            frame = next(roles)
+            found.append(
+                (
+                    frame,
+                    {
+                        role: clean_entities(texts, join)
+                        for role, texts in zip(roles, roles, strict=True)
+                        if texts or type(texts) is str
+                    },
+                )
+            )
+        return found
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._documents)
 
@@ -63,9 +87,13 @@ def _read_submitted_template(
 ) -> FlatTemplate | None:
     """A template's frame and distinct filler texts per role (``FlatTemplate``), each text the one object
     ``canonical`` holds for it (a text that recurs across documents is held once, not once per filler)."""
-    frame = template_frame(raw, place, problems, "an object")
-    if frame is None:
-        return None
+    frame = raw.get(FRAME_KEY) if isinstance(raw, dict) else None
+    if isinstance(frame, str):  # the usual template, without a call (template_frame words the problems)
+        frame = intern(frame)
+    else:
+        frame = template_frame(raw, place, problems, "an object")
+        if frame is None:
+            return None
     flat: list[Any] = [frame]
     most_fillers, most_chars = limits.fillers_per_role, limits.filler_chars
     for role, fillers in raw.items():

@@ -55,10 +55,20 @@ def test_flat_gold_scores_as_the_general_alignment(seed: int) -> None:
         general = DocumentScorer(scorer._ceaf_options, gold.tokens.reader(), roles)
         general.soft = None  # no shortcut: every document through the general alignment
         for docid, templates in gold.templates.items():
-            expected = general(gold.documents[docid], submission[docid])
+            expected = json.dumps(general(gold.documents[docid], submission[docid]))
             # json.dumps tells an int 0 from a float 0.0, and keeps the keys' order.
-            assert json.dumps(flat.score_flat(templates, submission[docid])) == json.dumps(expected)
-            assert json.dumps(flat(gold.documents[docid], submission[docid])) == json.dumps(expected)
+            assert json.dumps(flat(gold.documents[docid], submission[docid])) == expected
+            held = submission.filled(docid)
+            assert held == [(template.frame, template.filled) for template in submission[docid]]
+            found = flat.score_flat(templates, held)
+            shortcut = len(templates) == 1 and sum(1 for _, roles in held if roles) == 1 and "/" not in templates[0][0]
+            assert (found is not None) == shortcut
+            assert found is None or json.dumps(found) == expected
+    report = scorer.compute(gold, submission)  # the scorer's path: the shortcut, or Templates
+    general = DocumentScorer(scorer._ceaf_options, gold.tokens.reader(), gold.roles)
+    general.soft = None
+    for docid in gold.templates:
+        assert json.dumps(report.units[docid]) == json.dumps(general(gold.documents[docid], submission[docid]))
 
 
 def _budget(submission: dict[str, Any], largest: tuple[int, int]) -> tuple[int, int]:
@@ -100,6 +110,7 @@ def test_held_submission_cleans_up_and_costs_as_its_raw_fillers(seed: int) -> No
             for template in templates
         ]
         assert submission[docid] == expected
+        assert submission.filled(docid) == [(template.frame, template.filled) for template in expected]
     comparisons, token_pairs = _budget(raw, gold.largest_role)
     for name, cost in (("max_comparisons", comparisons), ("max_token_pairs", token_pairs)):
         limited = cdae({name: cost})
