@@ -121,6 +121,11 @@ class Settings(BaseSettings):
     cookie_secure: bool = Field(
         default=False, description="Send the session cookie over HTTPS only (set it when the server is behind HTTPS)."
     )
+    password_hash_profile: Literal["rfc9106-low-memory", "cheapest"] = Field(
+        default="rfc9106-low-memory",
+        description="argon2 parameters of new password hashes: RFC 9106's low-memory profile, or `cheapest`, for "
+        "test suites only (such hashes are cheap to break; `podium serve` warns).",
+    )
     allow_registration: bool = Field(
         default=True, description="Whether anyone may create an account (`POST /api/v1/users`)."
     )

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
 
 from app.config import Settings
+from app.services.accounts import users
 from app.services.accounts.throttle import LoginThrottle
 from app.services.boards.cache import BoardCache
 from app.services.jobs.kinds import JobContext
@@ -44,6 +45,7 @@ def board_check_seconds(settings: Settings) -> float:
 
 def create_app(settings: Settings) -> FastAPI:
     """A ready-to-serve app on ``settings`` (the database must be migrated already)."""
+    users.use_password_profile(settings.password_hash_profile)
     db = Database.from_settings(settings)
     state = AppState(
         settings=settings,

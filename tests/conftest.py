@@ -11,6 +11,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# Passwords hashed with argon2's cheapest parameters, in this process and in every server and command the tests
+# start: with the production parameters a hash and a check cost about 0.2 s of CPU each, and the suite creates
+# and logs in thousands of users. tests/app/services/accounts/test_password_profiles.py tests the default.
+os.environ.setdefault("PODIUM_PASSWORD_HASH_PROFILE", "cheapest")
+
 #: One client for the tests' polls of local servers: ``httpx.get`` makes a new client each time, whose TLS
 #: context loads the certificate bundle (about 20 ms of CPU), for servers that speak plain HTTP.
 HTTP = httpx.Client(timeout=60.0)
@@ -52,6 +57,10 @@ SLOW_WEIGHT = 30
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # The cheap hashes also for the tests that create users through the services, without an app or a command.
+    from app.services.accounts.users import use_password_profile
+
+    use_password_profile(os.environ["PODIUM_PASSWORD_HASH_PROFILE"])
     # The tests go out in the order of pytest_collection_modifyitems below: pytest-xdist would otherwise
     # sort its units by their number of tests, which says little about how long they take.
     if hasattr(config.option, "loadscopereorder"):

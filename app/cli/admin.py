@@ -127,6 +127,12 @@ def _serve_on(listening: socket.socket, host: str, port: int, *, no_migrate: boo
         application = create_app(settings)
     except ValueError as exc:
         fail(str(exc))
+    if settings.password_hash_profile == "cheapest":  # noqa: S105  (a profile's name, not a password)
+        typer.echo(
+            "warning: PODIUM_PASSWORD_HASH_PROFILE=cheapest stores passwords with hashes that are cheap to break: "
+            "it is meant for test suites, not for a server people use",
+            err=True,
+        )
     shown = f"[{host}]" if ":" in host else host
     typer.echo(f"Podium is serving at http://{shown}:{port}/ (API: /api/v1, documentation: /docs)")
     if settings.broker_url:

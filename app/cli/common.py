@@ -32,10 +32,16 @@ def settings_or_fail() -> Any:
     from app.config import load_settings
 
     try:
-        return load_settings()
+        settings = load_settings()
     except ValidationError as exc:
         problems = "; ".join(f"PODIUM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
         fail(f"bad setting: {problems}")
+    # The accounts module's default needs no call (nor its import).
+    if settings.password_hash_profile != "rfc9106-low-memory":  # noqa: S105  (a profile's name)
+        from app.services.accounts.users import use_password_profile
+
+        use_password_profile(settings.password_hash_profile)
+    return settings
 
 
 def service_message(exc: Any) -> str:

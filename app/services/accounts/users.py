@@ -1,7 +1,11 @@
 """Accounts and credentials: creating users, checking and changing passwords, one-time reset links,
 ending sessions, issuing and checking API tokens.
 
-Passwords are stored as argon2 hashes. An API token is shown once, when it is issued; only its
+Passwords are stored as argon2id hashes with the parameters of RFC 9106's low-memory profile (64 MiB, 3 passes,
+4 lanes: about 0.2 s of CPU a hash). ``PODIUM_PASSWORD_HASH_PROFILE=cheapest`` (``use_password_profile``) makes
+new hashes with argon2-cffi's cheapest parameters instead, for test suites that create and log in thousands of
+users; a hash records its parameters, so either kind is verified, and a login rehashes a password stored with
+other parameters than the current ones. An API token is shown once, when it is issued; only its
 SHA-256 is stored, so a copy of the database does not give access (a token is 256 random bits, so a
 fast hash is enough, unlike for passwords). Reset links are stored the same way.
 
@@ -20,7 +24,7 @@ import secrets
 from datetime import timedelta
 from functools import lru_cache
 
-from argon2 import PasswordHasher
+from argon2 import PasswordHasher, profiles
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
@@ -36,7 +40,20 @@ MIN_PASSWORD_LENGTH = 8
 MAX_PASSWORD_LENGTH = 1024
 TOKEN_PREFIX = "pod_"  # noqa: S105  (a visible prefix, not a secret)
 
-_hasher = PasswordHasher()
+#: The argon2 parameters ``PODIUM_PASSWORD_HASH_PROFILE`` may name.
+PASSWORD_PROFILES = {"rfc9106-low-memory": profiles.RFC_9106_LOW_MEMORY, "cheapest": profiles.CHEAPEST}
+
+_hasher = PasswordHasher.from_parameters(PASSWORD_PROFILES["rfc9106-low-memory"])
+
+
+def use_password_profile(name: str) -> None:
+    """Hash new passwords with the parameters of the named profile (a key of ``PASSWORD_PROFILES``), in this
+    process; the app and the command line call it with the setting."""
+    global _hasher
+    parameters = PASSWORD_PROFILES[name]
+    if _hasher.time_cost != parameters.time_cost or _hasher.memory_cost != parameters.memory_cost:
+        _hasher = PasswordHasher.from_parameters(parameters)
+        _dummy_hash.cache_clear()
 
 
 @lru_cache(maxsize=1)
