@@ -23,7 +23,7 @@ import functools
 import heapq
 import itertools
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 # numpy is imported inside the functions that use it, so that loading the scorer library (``podium score`` of a
@@ -48,7 +48,17 @@ def depth(cutoffs: Iterable[int], n_relevant: int) -> int:
 #: Lists ``prune`` cuts in plain Python before it turns to numpy: numpy cuts a list of 500 in half the time, but
 #: importing it costs as much as cutting a few thousand lists, most of the time of a small run (``podium score``).
 PLAIN_PRUNES = 2000
+#: Lists ``evaluate`` cuts together.
+EVALUATED_LISTS = 4096
 _pruned = 0
+
+
+def expect_many() -> None:
+    """Cut with numpy from the next list on: for a caller about to cut far more than ``PLAIN_PRUNES`` lists (a large
+    run), whose first plain-Python cuts would cost more than importing numpy saves (a tenth of a 10x Task 2 run's
+    time). Both ways cut alike (``prune_lists``)."""
+    global _pruned
+    _pruned = max(_pruned, PLAIN_PRUNES)
 
 
 def prune(candidates: Mapping[str, float], keep: int) -> dict[str, float]:
@@ -83,22 +93,33 @@ def prune_lists(lists: Sequence[Mapping[str, float]], keep: int | Sequence[int])
     somewhere has its boundary found by ``np.partition`` as ``prune`` finds it. Then one comparison,
     ``single >= boundary``, as ``prune``'s: the same candidates, order and values.
     """
-    global _pruned
     keeps = [keep] * len(lists) if isinstance(keep, int) else list(keep)
     if _pruned < PLAIN_PRUNES:
         return list(map(prune, lists, keeps))
-    import numpy as np
-
     out = [dict(candidates) if len(candidates) <= depth else {} for candidates, depth in zip(lists, keeps, strict=True)]
     cut = [i for i, (candidates, depth) in enumerate(zip(lists, keeps, strict=True)) if len(candidates) > depth]
-    if not cut:
-        return out
-    _pruned += len(cut)
-    lengths = np.fromiter((len(lists[i]) for i in cut), np.intp, len(cut))
+    if cut:
+        names, counts, kept_scores = _cut_lists([lists[i] for i in cut], [keeps[i] for i in cut])
+        kept = iter(kept_scores.tolist())
+        for i, ids, count in zip(cut, names, counts, strict=True):
+            out[i] = dict(zip(ids, itertools.islice(kept, count), strict=True))
+    return out
+
+
+def _cut_lists(
+    lists: Sequence[Mapping[str, float]], keeps: Sequence[int]
+) -> tuple[list[Iterable[str]], list[int], np.ndarray[Any, Any]]:
+    """The cut of ``prune_lists`` of lists longer than their depths: each list's kept ids and count, and the kept
+    scores of all, one list after the other, as doubles."""
+    global _pruned
+    import numpy as np
+
+    _pruned += len(lists)
+    lengths = np.fromiter(map(len, lists), np.intp, len(lists))
     ends = np.cumsum(lengths)
     starts = ends - lengths
-    depths = np.fromiter((keeps[i] for i in cut), np.intp, len(cut))
-    scores = np.fromiter(itertools.chain.from_iterable(lists[i].values() for i in cut), np.float64, int(ends[-1]))
+    depths = np.fromiter(keeps, np.intp, len(lists))
+    scores = np.fromiter(itertools.chain.from_iterable(c.values() for c in lists), np.float64, int(ends[-1]))
     single = single_precision(scores)
     boundary = single[starts + depths - 1]
     # Where a score exceeds the one before it, within a list (not at its first candidate).
@@ -110,14 +131,72 @@ def prune_lists(lists: Sequence[Mapping[str, float]], keep: int | Sequence[int])
         boundary[j] = np.partition(single[starts[j] : ends[j]], at)[at]
     chosen = single >= np.repeat(boundary, lengths)
     counts = np.add.reduceat(chosen, starts, dtype=np.intp).tolist()
-    kept = iter(scores[chosen].tolist())
-    for j, (i, count) in enumerate(zip(cut, counts, strict=True)):
-        if j in unsorted:
-            names: Iterable[str] = itertools.compress(lists[i], chosen[starts[j] : ends[j]].tolist())
-        else:
-            names = itertools.islice(lists[i], count)
-        out[i] = dict(zip(names, itertools.islice(kept, count), strict=True))
-    return out
+    names: list[Iterable[str]] = [
+        itertools.compress(candidates, chosen[starts[j] : ends[j]].tolist())
+        if j in unsorted
+        else itertools.islice(candidates, count)
+        for j, (candidates, count) in enumerate(zip(lists, counts, strict=True))
+    ]
+    return names, counts, scores[chosen]
+
+
+class KeptLists(Mapping[str, Mapping[str, float]]):
+    """Cut candidate lists by query, as a run holds them until it is scored: the doc ids of all lists in one list and
+    their scores, all floats, in one array, rather than a dictionary and a float object a candidate. Those, made while
+    a large run is read and kept among the objects of the lists read after them, cost more than a quarter of the
+    reading's time at 100x (each list read after them scattered among them). A list put in with ``add_floats`` or
+    ``add_cut`` is given back as a new dictionary equal to the one ``prune_lists`` gives (the same ids in the same
+    order, the same floats); one put in with ``add`` as itself."""
+
+    def __init__(self) -> None:
+        self._lists: dict[str, tuple[int, int] | Mapping[str, float]] = {}
+        self._ids: list[str] = []
+        self._scores = array("d")
+
+    def add_floats(self, query: str, candidates: Mapping[str, float]) -> None:
+        """Keep ``candidates``, whose scores are all floats (which an array of doubles holds exactly)."""
+        start = len(self._ids)
+        self._ids.extend(candidates)
+        self._scores.extend(candidates.values())
+        self._lists[query] = (start, len(self._ids))
+
+    def add_cut(self, queries: Sequence[str], lists: Sequence[Mapping[str, float]], keep: int) -> None:
+        """Keep ``lists``, whose scores are all floats, cut as ``prune_lists(lists, keep)`` cuts them, under
+        ``queries``; where numpy cuts them all, without making their dictionaries and floats."""
+        if _pruned < PLAIN_PRUNES or min(map(len, lists), default=0) <= keep:
+            for query, kept in zip(queries, prune_lists(lists, keep), strict=True):
+                self.add_floats(query, kept)
+            return
+        names, counts, scores = _cut_lists(lists, [keep] * len(lists))
+        start = len(self._ids)
+        for query, ids, count in zip(queries, names, counts, strict=True):
+            self._ids.extend(ids)
+            self._lists[query] = (start, start + count)
+            start += count
+        self._scores.frombytes(scores.tobytes())
+
+    def add(self, query: str, candidates: Mapping[str, float]) -> None:
+        """Keep ``candidates`` as they are (scores of any type)."""
+        self._lists[query] = candidates
+
+    def __getitem__(self, query: str) -> Mapping[str, float]:
+        kept = self._lists[query]
+        if isinstance(kept, tuple):
+            start, stop = kept
+            return dict(zip(self._ids[start:stop], self._scores[start:stop], strict=True))
+        return kept
+
+    def __contains__(self, query: object) -> bool:
+        return query in self._lists
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._lists)
+
+    def __len__(self) -> int:
+        return len(self._lists)
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
 
 
 def top_ranked(docnos: Sequence[str], scores: np.ndarray[Any, Any], keep: int) -> list[int]:
@@ -176,9 +255,12 @@ def evaluate(
     safe_run: dict[str, dict[str, float]] = {}
     ranked = [(number, query, judged) for number, (query, judged) in enumerate(qrels.items()) if query in run]
     depths = [depth(cuts, sum(1 for rel in judged.values() if rel >= 1)) for _, _, judged in ranked]
-    kept_lists = prune_lists([run[query] for _, query, _ in ranked], depths)
-    for (number, _, judged), kept in zip(ranked, kept_lists, strict=True):
-        safe_qrels[f"q{number}"], safe_run[f"q{number}"] = _rename(judged, kept)
+    # Cut a few thousand lists at a time: a run held as ``KeptLists`` makes each list anew when it is looked up.
+    for at in range(0, len(ranked), EVALUATED_LISTS):
+        part = ranked[at : at + EVALUATED_LISTS]
+        kept_lists = prune_lists([run[query] for _, query, _ in part], depths[at : at + EVALUATED_LISTS])
+        for (number, _, judged), kept in zip(part, kept_lists, strict=True):
+            safe_qrels[f"q{number}"], safe_run[f"q{number}"] = _rename(judged, kept)
     results = _trec_eval(safe_qrels, safe_run, cuts) if safe_qrels else {}
     # Each reported name and the trec_eval measure it reads, in the order of ``names``.
     reported = [*((f"map@{k}", f"map_cut_{k}") for k in cuts), (R_PRECISION, "Rprec")]

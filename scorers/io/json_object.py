@@ -22,6 +22,9 @@ _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 _JSON_SPACE_BYTES = re.compile(rb"[ \t\n\r]*")
 #: Characters of a file's text decoded at a time by ``iter_json_object`` (a window grows to hold a larger member).
 JSON_OBJECT_WINDOW = 1 << 24
+#: Files of this many bytes or more have the colons of their objects counted by numpy (``_colon_counter``), whose
+#: import is then a small part of reading them.
+NUMPY_COLONS = 1 << 25
 
 
 def _skip_space(text: str, index: int) -> int:
@@ -151,12 +154,14 @@ def _windowed_members(
     """
     view = memoryview(data)
     size, width, first = len(data), JSON_OBJECT_WINDOW, True
+    codes = _bytes_array(data) if size >= NUMPY_COLONS else None
     while True:
         end = min(position + width, size)
         try:
             text = str(view[position:end], "ascii")
         except UnicodeDecodeError:
             return position, first, False
+        colons = None if codes is None else _colon_counter(codes, position)
         index = 0  # where the member being read starts: just after the "{" or a ","
         while True:
             cursor = _skip_space(text, index)
@@ -170,7 +175,7 @@ def _windowed_members(
                 if not text.startswith(":", cursor):
                     break
                 cursor = _skip_space(text, cursor + 1)
-                value, cursor = _value(text, cursor, decoder, keys)
+                value, cursor = _value(text, cursor, decoder, keys, colons)
             except (ValueError, RecursionError):
                 break
             cursor = _skip_space(text, cursor)
@@ -188,8 +193,33 @@ def _windowed_members(
         position += index
 
 
-def _value(text: str, index: int, decoder: json.JSONDecoder, keys: KeyBound) -> tuple[Any, int]:
-    """The value at ``index`` and the index after it, as ``decoder.raw_decode`` reads it.
+def _bytes_array(data: bytes) -> Any:
+    import numpy as np
+
+    return np.frombuffer(data, np.uint8)
+
+
+def _colon_counter(codes: Any, position: int) -> Callable[[int, int], int]:
+    """The colons of ``text[start:end]`` of the window whose text starts at byte ``position`` of the file (ASCII: a
+    character's index is its byte's), counted in the file's bytes by numpy: about half the time of ``str.count``,
+    which compares them one at a time."""
+
+    from numpy import count_nonzero
+
+    def colons(start: int, end: int) -> int:
+        return int(count_nonzero(codes[position + start : position + end] == _COLON))
+
+    return colons
+
+
+_COLON = ord(":")
+
+
+def _value(
+    text: str, index: int, decoder: json.JSONDecoder, keys: KeyBound, colons: Callable[[int, int], int] | None = None
+) -> tuple[Any, int]:
+    """The value at ``index`` and the index after it, as ``decoder.raw_decode`` reads it (a ``ValueError`` where it
+    fails).
 
     An object is first tried with orjson (``plain_loads``) up to its first ``}``: a flat object (a Task 2 run's
     candidates) ends there, and text that is not a whole object up to that ``}`` (a nested object, a ``}`` in a
@@ -199,11 +229,14 @@ def _value(text: str, index: int, decoder: json.JSONDecoder, keys: KeyBound) -> 
     keys.short = False
     if text.startswith("{", index):
         end = text.find("}", index) + 1
-        if end:
-            value = plain_loads(text, index, end)
-            if value is not MISSING:
-                keys.check(text, index, end)
-                return value, end
+        if not end:
+            # No object closes in the text: the decoder would fail too, after counting the lines of the whole window
+            # for its message (two passes over 16 million characters at the end of every window), which is not read.
+            raise ValueError("no object ends in the window")
+        value = plain_loads(text, index, end, colons=colons)
+        if value is not MISSING:
+            keys.check(text, index, end)
+            return value, end
     return decoder.raw_decode(text, index)
 
 

@@ -198,7 +198,7 @@ class SvIdentDetection(_SvIdentScorer[dict[str, int]]):
 
 
 @register
-class SvIdentDisambiguation(_SvIdentScorer[dict[str, dict[str, float]]]):
+class SvIdentDisambiguation(_SvIdentScorer[Mapping[str, Mapping[str, float]]]):
     """Task 2: rank candidate variables per sentence; MAP@k and R-precision per document, then averaged."""
 
     name = "svident-disambiguation"
@@ -254,14 +254,14 @@ class SvIdentDisambiguation(_SvIdentScorer[dict[str, dict[str, float]]]):
             )
         return gold
 
-    def parse_submission(self, data: bytes, public: PublicIds) -> dict[str, dict[str, float]]:
+    def parse_submission(self, data: bytes, public: PublicIds) -> Mapping[str, Mapping[str, float]]:
         return svident_format.parse_run(data, public, self.config["cutoffs"], limits=RunLimits.from_config(self.config))
 
     def sample_submission(self, public: PublicIds) -> bytes:
         """Every sentence with no candidate ranked (the candidate variables are not among the public inputs)."""
         return json_bytes({uuid: {} for uuid in public.ids})
 
-    def unit_stats(self, gold: SvIdentGold, submission: dict[str, dict[str, float]]) -> dict[str, UnitStats]:
+    def unit_stats(self, gold: SvIdentGold, submission: Mapping[str, Mapping[str, float]]) -> dict[str, UnitStats]:
         qrels = {uuid: dict.fromkeys(variables, 1) for uuid, variables in gold.relevant.items()}
         per_query = ranking.evaluate(qrels, submission, self.config["cutoffs"], missing_as_zero=True)
         names = self.metric_names()

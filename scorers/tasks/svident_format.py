@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import operator
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +36,10 @@ _LABEL_CODES: dict[str | int, int] = {"0": 0, "1": 1, 0: 0, 1: 1}
 #: Candidate lists of a Task 2 run cut together (``_cut``): enough that numpy's calls cost little a list, few enough
 #: that their candidates stay in the processor's cache.
 BATCH_LISTS = 8
+#: A run of this many bytes or more holds thousands of lists to cut (the 1x bench run, 14 MB, holds 1,724), which
+#: numpy then cuts from the first (``ranking.expect_many``); a smaller one is cut in plain Python until
+#: ``ranking.PLAIN_PRUNES``, without importing numpy.
+LARGE_RUN = 1 << 25
 
 
 @dataclass(frozen=True)
@@ -257,23 +261,25 @@ def parse_labels(data: bytes, public: PublicIds) -> dict[str, int]:
 @gc_paused()
 def parse_run(
     data: bytes, public: PublicIds, cutoffs: Collection[int], *, limits: RunLimits = RunLimits()
-) -> dict[str, dict[str, float]]:
+) -> Mapping[str, Mapping[str, float]]:
     """Task 2: ``{uuid: {variable_id: score}}`` with finite number scores, for any of the test sentences.
 
     Which sentences are queries is the answer, so no list is required and every one is validated alike;
     scoring looks at the queries' lists and counts a missing query as 0. Each list is pruned to the
     candidates that can reach the deepest rank any measure may look at, max(largest cutoff,
     ``limits.relevant_per_query``) (``ranking.prune``), ``BATCH_LISTS`` lists at a time as they are read
-    (``_cut``), so a huge run is never held whole: only its text and the pruned lists.
+    (``_cut``), so a huge run is never held whole: only its text and the pruned lists (``ranking.KeptLists``).
     """
     shape = "{uuid: {variable_id: score}}"
     problems = Problems(InvalidSubmission)
-    run: dict[str, dict[str, float]] = {}
+    run = ranking.KeptLists()
     keep = ranking.depth(cutoffs, limits.relevant_per_query)
     known = public.known
     total, per_query = 0, limits.candidates_per_query
     pending: list[tuple[str, dict[str, Any]]] = []
     keys = KeyBound(limits.variable_chars)  # vouches from the text for most lists' variable ids (_plain)
+    if len(data) >= LARGE_RUN:
+        ranking.expect_many()
     # Parsed whole, a run takes more than twice its file in objects. The refusals of the whole file come
     # first, as load_json gives them (iter_json_object), then the total, then the entries' problems.
     # Scores that overflow come as infinities (finite=False) and are refused with the entry (_check_scores).
@@ -305,7 +311,7 @@ def parse_run(
             and _check_scores(key, candidates, problems)
             and not problems
         ):
-            run[key] = ranking.prune(candidates, keep)
+            run.add(key, ranking.prune(candidates, keep))
     _cut(pending, keep, run)
     if total > limits.candidates:
         raise InvalidSubmission([Problem("top level", limits.exceeded("candidates", total, "candidates in all"))])
@@ -327,10 +333,11 @@ def _plain(candidates: dict[str, Any], variable_chars: int, *, short: bool = Fal
     return finite and (short or max(map(len, candidates), default=0) <= variable_chars)
 
 
-def _cut(pending: list[tuple[str, dict[str, Any]]], keep: int, run: dict[str, dict[str, float]]) -> None:
-    """Cut the lists of ``pending`` together (``ranking.prune_lists``) into ``run``, then empty it."""
+def _cut(pending: list[tuple[str, dict[str, Any]]], keep: int, run: ranking.KeptLists) -> None:
+    """Cut the lists of ``pending`` (every score a float: ``_plain``) together (``ranking.prune_lists``) into ``run``,
+    then empty it."""
     if pending:
-        run.update(zip([key for key, _ in pending], ranking.prune_lists([c for _, c in pending], keep), strict=True))
+        run.add_cut([key for key, _ in pending], [c for _, c in pending], keep)
         pending.clear()
 
 

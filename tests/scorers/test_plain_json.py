@@ -177,3 +177,34 @@ def test_the_windows_vouch_for_keys_up_to_the_limit_and_never_past_it(chars: int
     places = range(3 * chars)  # every place against the windows, which are about chars / 2 wide
     assert not any(_vouched(keys, chars + 1, before) for before in places)
     assert any(_vouched(keys, chars - chars % 2, before) for before in places)
+
+
+@settings(max_examples=300, deadline=None)
+@given(VALUES, VALUES, st.booleans())
+def test_colons_counted_by_numpy_are_the_colons_counted_one_at_a_time(first: Any, second: Any, spaced: bool) -> None:
+    """A large file's colons are counted in its bytes by numpy (``_colon_counter``): the same values, the same texts
+    left to the strict decoder (repeated keys, colons in strings) and the same refusals as ``str.count`` gives."""
+    import numpy as np
+
+    import scorers.io.json_object as reader
+
+    objects = [_text(value, spaced) for value in (first, second)]
+    text = '{"q":' + objects[0] + ',"r":' + objects[1] + "}"
+    counter = reader._colon_counter(np.frombuffer(text.encode(), np.uint8), 0)
+    for item in objects:
+        start = text.index(item)
+        found = plain_loads(text, start, start + len(item), colons=counter)
+        assert repr(found) == repr(plain_loads(text, start, start + len(item)))
+
+    def read() -> str:
+        try:
+            return repr(list(iter_json_object(text.encode(), lambda value: InvalidSubmission([]))))
+        except InvalidSubmission as refused:
+            return str(refused)
+
+    saved, counted_one_at_a_time = reader.NUMPY_COLONS, read()
+    try:
+        reader.NUMPY_COLONS = 0
+        assert read() == counted_one_at_a_time
+    finally:
+        reader.NUMPY_COLONS = saved

@@ -206,3 +206,34 @@ def test_a_query_named_no_query_is_evaluated_as_under_any_other_name() -> None:
     renamed = evaluate({"nq": judgements}, {"nq": ranking}, [10])
     assert renamed["nq"]["r_precision"] == 0.5
     assert evaluate({"no_query": judgements}, {"no_query": ranking}, [10]) == {"no_query": renamed["nq"]}
+
+
+float_score = st.one_of(st.sampled_from([0.0, -0.0, 5e-324, 1e300, -3.5e38, 3.4028235e38]), st.floats(-2, 2))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.lists(float_score, max_size=30), sorted_or_not.map(lambda t: t[1])), max_size=8))
+def test_kept_lists_give_back_each_list_as_prune_lists_cuts_it(drawn: list[tuple[list[float], str]]) -> None:
+    # A run's lists held as one array of ids and one of doubles (KeptLists): each looked up is the dictionary
+    # prune_lists gives, ids, order, values and types, cut in plain Python or with numpy, every list cut or not.
+    import scorers.families.ranking as ranking
+
+    lists = [_written(scores, order) for scores, order in drawn]
+    queries = [f"q{i}" for i in range(len(lists))]
+    saved = ranking._pruned
+    try:
+        for pruned in (0, ranking.PLAIN_PRUNES):
+            ranking._pruned = pruned
+            with np.errstate(over="ignore"):
+                expected = dict(zip(queries, prune_lists(lists, 5), strict=True))
+                ranking._pruned = pruned
+                kept = ranking.KeptLists()
+                kept.add_cut(queries, lists, 5)
+            assert repr(kept) == repr(expected) and list(kept) == queries and len(kept) == len(lists)
+            assert all(repr(list(kept[q].items())) == repr(list(expected[q].items())) for q in queries)
+            assert "q" not in kept and (not queries or queries[0] in kept)
+    finally:
+        ranking._pruned = saved
+    as_given = {"a": 1, "b": 2.5}  # any scores, kept as they are
+    kept.add("given", as_given)
+    assert kept["given"] is as_given
