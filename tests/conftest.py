@@ -21,6 +21,16 @@ os.environ.setdefault("PODIUM_PASSWORD_HASH_PROFILE", "cheapest")
 HTTP = httpx.Client(timeout=60.0)
 
 
+def environment_without_settings() -> dict[str, str]:
+    """This process's environment without its ``PODIUM_*`` settings, for a server or command a test starts with
+    settings of its own; the suite's cheap password hashes (above) stay."""
+    return {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("PODIUM_") or key == "PODIUM_PASSWORD_HASH_PROFILE"
+    }
+
+
 def shared_dir() -> Path:
     """The shared inputs folder: ``PODIUM_SHARED_DIR`` or ``../shared`` beside the checkout."""
     return Path(os.environ.get("PODIUM_SHARED_DIR") or ROOT.parent / "shared").resolve()

@@ -9,7 +9,6 @@ up or score offline run in this process (they would only add start-up time).
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -23,7 +22,7 @@ from typer.testing import CliRunner, Result
 
 from app.cli import app
 from scorers import scorer_names
-from tests.conftest import HTTP, ROOT
+from tests.conftest import HTTP, ROOT, environment_without_settings
 
 pytestmark = pytest.mark.slow
 
@@ -73,7 +72,7 @@ def free_port() -> int:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PODIUM_")}
+    env = environment_without_settings()
     env.update(PODIUM_DATABASE_URL=f"sqlite:///{tmp_path / 'podium.sqlite3'}", PODIUM_WORKERS="1")
     port = free_port()
     process = subprocess.Popen(

@@ -4,7 +4,6 @@ and demo accounts (``podium demo``), with the settings a test module gives."""
 
 from __future__ import annotations
 
-import os
 import re
 import socket
 import subprocess
@@ -19,7 +18,7 @@ from typing import Any
 import httpx
 
 from app.storage.db import Database
-from tests.conftest import HTTP, ROOT
+from tests.conftest import HTTP, ROOT, environment_without_settings
 from tests.security.seed_examples import demo_competitions, example, seed_scorers
 
 #: A bound on every exchange, so that a server that never answers fails the test instead of hanging it.
@@ -101,7 +100,7 @@ def upload(server: LiveServer, scorer: str, data: bytes, filename: str = "submis
 def serve(database: Database, log_dir: Path, **settings: str) -> Iterator[LiveServer]:
     """``podium serve`` with one worker on ``database`` holding the example competitions; ``settings`` are
     ``PODIUM_...`` variables (``MAX_UPLOAD_BYTES="2000000"``)."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PODIUM_")}
+    env = environment_without_settings()
     env.update(PODIUM_DATABASE_URL=database.url, PODIUM_WORKERS="1", PODIUM_SECRET_KEY="live-server-tests-" * 3)
     env.update({f"PODIUM_{key}": value for key, value in settings.items()})
     log = log_dir / "server.log"

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, environment_without_settings
 
 #: The ``podium`` command of this environment (what the Dockerfile and compose.yaml run).
 PODIUM = str(Path(sys.executable).with_name("podium"))
@@ -53,7 +53,7 @@ def pid_of(worker: str) -> int:
 def podium_env(settings: Mapping[str, str]) -> dict[str, str]:
     """This environment without any ``PODIUM_*`` of its own, plus ``settings`` (``PODIUM_...`` names);
     the checkout is on the path so that the test plugins import."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PODIUM_")}
+    env = environment_without_settings()
     env.update(settings)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
     return env

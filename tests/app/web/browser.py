@@ -4,7 +4,6 @@ process on a fresh SQLite database that a test fills first (``live_server``), an
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -21,7 +20,7 @@ from sqlalchemy.orm import Session
 from app.storage.db import Database
 from app.storage.migrate import upgrade
 from tests.app.builders import PASSWORD
-from tests.conftest import HTTP
+from tests.conftest import HTTP, environment_without_settings
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -79,7 +78,7 @@ def serving(url: str, log_path: Path, **settings: str) -> Iterator[str]:
     """A ``podium serve`` process on the migrated database at ``url``; yields its URL."""
     port = free_port()
     env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("PODIUM_")},
+        **environment_without_settings(),
         "PODIUM_DATABASE_URL": url,
         "PODIUM_SECRET_KEY": "browser-test-secret-key-of-some-length",
         "PODIUM_WORKERS": "1",

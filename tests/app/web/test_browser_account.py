@@ -8,7 +8,6 @@ password), on a SQLite database in the test's folder, which ``podium user reset-
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from tests.app.builders import PASSWORD, make_user
 from tests.app.web.browser import BROWSER_TEST, live_server, log_in, open_browser, podium_command
+from tests.conftest import environment_without_settings
 
 pytestmark = BROWSER_TEST
 
@@ -25,7 +25,7 @@ RESET = "set through the link"
 
 def reset_link(tmp_path: Path, base: str, name: str) -> str:
     env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("PODIUM_")},
+        **environment_without_settings(),
         "PODIUM_DATABASE_URL": f"sqlite:///{tmp_path / 'podium.sqlite3'}",
     }
     made = subprocess.run(

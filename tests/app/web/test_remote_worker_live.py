@@ -30,6 +30,7 @@ from app.services.workers import queues
 from tests.app.builders import make_user
 from tests.app.test_code_runs import EXAMPLE, PHASE, program
 from tests.app.web.browser import live_server, podium_command
+from tests.conftest import environment_without_settings
 
 pytestmark = [
     pytest.mark.slow,
@@ -79,7 +80,7 @@ def remote_worker(base: str, secret: str, log_path: Path) -> Iterator[subprocess
     """``podium worker --remote`` with the credential in a file, in an environment with no PODIUM_ variable."""
     credential = log_path.with_suffix(".credential")
     credential.write_text(secret + "\n")
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PODIUM_")}
+    env = environment_without_settings()
     assert "PODIUM_DATABASE_URL" not in env and "PODIUM_SECRET_KEY" not in env
     assert not any(secret_of_server in json.dumps(env) for secret_of_server in ("sqlite:///", "postgresql"))
     with log_path.open("wb") as log:
