@@ -233,20 +233,19 @@ class DocumentScorer:
         return stats
 
     def score_flat(
-        self, gold: Sequence[FlatTemplate], predicted: Sequence[tuple[str, dict[str, tuple[Entity, ...]]]]
+        self, gold: FlatTemplate, predicted: Sequence[tuple[str, dict[str, tuple[Entity, ...]]]]
     ) -> dict[str, Any] | None:
-        """``self(gold, predicted)`` for the usual document, from gold templates held flat (``FlatTemplate``) and
-        the predicted templates' frames and filled roles (``Template.frame``, ``Template.filled``): one gold
-        template and one filled predicted one, no multi-label frame to split, both similarities. None for any
-        other document, which the caller scores as ``Template``s (``unflatten``)."""
-        if len(gold) != 1 or self.soft is None:
+        """``self([gold], predicted)`` for the usual document, from its one gold template held flat
+        (``FlatTemplate``) and the predicted templates' frames and filled roles (``Template.frame``,
+        ``Template.filled``): one filled predicted template, no multi-label frame to split, both similarities.
+        None for any other document, which the caller scores as ``Template``s (``unflatten``)."""
+        if self.soft is None:
             return None
         filled = [template for template in predicted if template[1]]
-        flat = gold[0]
-        if len(filled) != 1 or (self.options.multilabel_frames and MULTILABEL_SEPARATOR in flat[0]):
+        if len(filled) != 1 or (self.options.multilabel_frames and MULTILABEL_SEPARATOR in gold[0]):
             return None
         frame, roles = filled[0]
-        return self._one_to_one(flat[0], flat_roles(flat), frame, roles)
+        return self._one_to_one(gold[0], flat_roles(gold), frame, roles)
 
     def _one_to_one(
         self,

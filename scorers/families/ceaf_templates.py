@@ -52,6 +52,20 @@ class Template:
         return sum(sum(map(len, entities)) for entities in self.filled.values())
 
 
+#: A document's templates as held: its one template alone (most documents), else a tuple of them (none, or several).
+HeldTemplates = tuple[Any, ...]
+
+
+def held_templates(templates: Sequence[FlatTemplate]) -> HeldTemplates:
+    """A document's flat templates as held: one alone, saving a tuple a document."""
+    return templates[0] if len(templates) == 1 else tuple(templates)
+
+
+def document_templates(held: HeldTemplates) -> tuple[FlatTemplate, ...]:
+    """A document's flat templates from how they are held (a template's first item is its frame, a string)."""
+    return (held,) if held and type(held[0]) is str else held
+
+
 def flat_entities(entities: tuple[Entity, ...] | str) -> tuple[Entity, ...] | str:
     """A role's entities as a flat template holds them: one entity of one mention as its text."""
     return entities[0][0] if len(entities) == 1 and len(entities[0]) == 1 else entities

@@ -79,7 +79,7 @@ from scorers.base import Breakdown, MetricSpec, OptionSpec, PublicIds, Scorer, U
 from scorers.families import binary, weighted
 from scorers.families.ceaf import SIMILARITIES, CeafRmeOptions, DocumentScorer
 from scorers.families.ceaf_aggregation import micro_scores, role_scores, unit_micro_scores
-from scorers.families.ceaf_templates import Template, unflatten
+from scorers.families.ceaf_templates import Template, document_templates, unflatten
 from scorers.families.weighted import WeightedMetric
 from scorers.io import json_bytes
 from scorers.registry import register
@@ -183,10 +183,10 @@ class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, Mapping[str, list[Template]]]
         else:
             filled = lambda docid: [(t.frame, t.filled) for t in submission.get(docid, [])]  # noqa: E731
         stats: dict[str, UnitStats] = {}
-        for docid, flats in gold.templates.items():
-            found = score.score_flat(flats, filled(docid))
+        for docid, held in gold.templates.items():
+            found = score.score_flat(held, filled(docid)) if held and type(held[0]) is str else None  # one template
             if found is None:
-                found = score([unflatten(flat) for flat in flats], submission.get(docid, []))
+                found = score([unflatten(flat) for flat in document_templates(held)], submission.get(docid, []))
             stats[docid] = found
         return stats
 

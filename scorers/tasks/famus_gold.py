@@ -11,7 +11,15 @@ from typing import Any
 from scorers.errors import InvalidGold, Problems
 from scorers.families.ceaf_cost import gold_role_sizes
 from scorers.families.ceaf_similarity import TokenIds
-from scorers.families.ceaf_templates import FlatTemplate, Template, flat_entities, unflatten
+from scorers.families.ceaf_templates import (
+    FlatTemplate,
+    HeldTemplates,
+    Template,
+    document_templates,
+    flat_entities,
+    held_templates,
+    unflatten,
+)
 from scorers.io import gc_paused, iter_json_lines
 from scorers.io.plain_json import Unsure, plain_lines
 from scorers.tasks.famus_format import FRAME_KEY, GOLD_BOOKKEEPING_KEYS, Place, quote, show, template_frame
@@ -23,11 +31,12 @@ GOLD_TEMPLATE_SHAPE = f"an object with {quote(FRAME_KEY)} and roles"
 @dataclass(frozen=True)
 class CdaeGold:
     """Gold templates per docid (identical templates collapsed), each held flat (``FlatTemplate``: the memory of a
-    large gold is its templates), every role name the gold uses, the token ids of its mentions (split once, for the
-    limits and the similarities) and its largest role: the most mentions, and the most tokens, that one role of a
-    document holds over its templates (the phase's public figure)."""
+    large gold is its templates; a document's one template alone, ``HeldTemplates``), every role name the gold
+    uses, the token ids of its mentions (split once, for the limits and the similarities) and its largest role: the
+    most mentions, and the most tokens, that one role of a document holds over its templates (the phase's public
+    figure)."""
 
-    templates: dict[str, tuple[FlatTemplate, ...]]
+    templates: dict[str, HeldTemplates]
     roles: frozenset[str]
     tokens: TokenIds = field(default_factory=TokenIds, compare=False, repr=False)
     largest_role: tuple[int, int] = (0, 0)
@@ -47,11 +56,11 @@ class GoldDocuments(Mapping[str, list[Template]]):
 
     __slots__ = ("_templates",)
 
-    def __init__(self, templates: dict[str, tuple[FlatTemplate, ...]]) -> None:
+    def __init__(self, templates: dict[str, HeldTemplates]) -> None:
         self._templates = templates
 
     def __getitem__(self, docid: str) -> list[Template]:
-        return [unflatten(flat) for flat in self._templates[docid]]
+        return [unflatten(flat) for flat in document_templates(self._templates[docid])]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._templates)
@@ -173,7 +182,7 @@ def parse_cdae_gold(data: bytes, limits: CdaeLimits = DEFAULT_LIMITS) -> CdaeGol
 
 def _read_gold(lines: Callable[[Problems], Iterable[tuple[int, Any]]], limits: CdaeLimits) -> CdaeGold:
     problems = Problems(InvalidGold)
-    documents: dict[str, tuple[FlatTemplate, ...]] = {}
+    documents: dict[str, HeldTemplates] = {}
     tokens = TokenIds()
     largest = [0, 0]
     # One object per distinct mention text: a text that recurs (an entity named in many documents, a place or a
@@ -214,7 +223,7 @@ def _read_gold(lines: Callable[[Problems], Iterable[tuple[int, Any]]], limits: C
                 of,
                 sizes,
             )
-            documents[docid] = () if flat is None else (flat,)
+            documents[docid] = () if flat is None else flat
         else:
             parsed = [
                 _parse_gold_template(
@@ -231,7 +240,8 @@ def _read_gold(lines: Callable[[Problems], Iterable[tuple[int, Any]]], limits: C
             ]
             # Identical templates collapse: the first of equals kept, in order (equal flat templates, equal
             # Templates); a role's sizes are summed over the templates left, counted again.
-            kept = documents[docid] = tuple(dict.fromkeys(flat for flat in parsed if flat is not None))
+            kept = tuple(dict.fromkeys(flat for flat in parsed if flat is not None))
+            documents[docid] = held_templates(kept)
             sizes = [(role, *counts) for role, counts in gold_role_sizes(map(unflatten, kept), of).items()]
         place = lambda: f"{where}, document {quote(docid)}"  # noqa: B023, E731 (called at once)
         _check_gold_roles(sizes, place, problems, limits, largest)

@@ -9,7 +9,16 @@ from sys import intern
 from typing import Any
 
 from scorers.errors import InvalidSubmission, Problem, Problems
-from scorers.families.ceaf_templates import Entity, RoleFillers, Template, clean_entities, clean_predicted_template
+from scorers.families.ceaf_templates import (
+    Entity,
+    HeldTemplates,
+    RoleFillers,
+    Template,
+    clean_entities,
+    clean_predicted_template,
+    document_templates,
+    held_templates,
+)
 from scorers.io import gc_paused, iter_json_object
 from scorers.tasks.famus_format import FRAME_KEY, Place, document, quote, show, template_frame
 from scorers.tasks.famus_limits import DEFAULT_LIMITS, CdaeBudget, CdaeLimits, CdaePublic
@@ -31,13 +40,14 @@ FlatTemplate = tuple[Any, ...]
 class CdaeSubmission(Mapping[str, list[Template]]):
     """A read submission's templates per docid, cleaned up when a document is asked for (``[docid]``, ``get``).
 
-    Each template is held as read, one flat tuple (``FlatTemplate``), until its document is scored: a third of the
-    memory of its cleaned ``Template``, which lives only while the document is scored. The clean-up has no refusals
-    (everything is checked when the file is read), and asked twice it gives equal templates."""
+    Each template is held as read, one flat tuple (``FlatTemplate``; a document's one template alone), until its
+    document is scored: a third of the memory of its cleaned ``Template``, which lives only while the document is
+    scored. The clean-up has no refusals (everything is checked when the file is read), and asked twice it gives
+    equal templates."""
 
     __slots__ = ("_documents", "_empty_roles", "_join")
 
-    def __init__(self, documents: dict[str, tuple[FlatTemplate, ...]], *, join: bool) -> None:
+    def __init__(self, documents: dict[str, HeldTemplates], *, join: bool) -> None:
         self._documents = documents
         self._join = join
         self._empty_roles: dict[str, RoleFillers] = {}  # a frame's many empty roles: one pair per name
@@ -48,7 +58,7 @@ class CdaeSubmission(Mapping[str, list[Template]]):
             clean_predicted_template(
                 flat[0], zip(flat[1::2], flat[2::2], strict=True), join=join, empty_roles=empty_roles
             )
-            for flat in self._documents[docid]
+            for flat in document_templates(self._documents[docid])
         ]
 
     def get(self, docid: str, default: Any = None) -> Any:  # without Mapping.get's KeyError
@@ -60,7 +70,7 @@ class CdaeSubmission(Mapping[str, list[Template]]):
         document needs (``DocumentScorer.score_flat``)."""
         join = self._join
         found = []
-        for flat in self._documents.get(docid, ()):
+        for flat in document_templates(self._documents.get(docid, ())):
             roles = iter(flat)
             frame = next(roles)
             found.append(
@@ -168,10 +178,13 @@ def _cdae_templates(
     A refusal of the file itself (``iter_json_object``) comes from the loop, before any problem found here."""
     problems = Problems(InvalidSubmission)
     budget = CdaeBudget(limits, public.largest_role, join=join)
-    documents: dict[str, tuple[FlatTemplate, ...]] = {}
+    documents: dict[str, HeldTemplates] = {}
     canonical: dict[str, str] = {}
+    # The gold's own docid objects, so that the documents held are keyed by them rather than by a copy of each.
+    gold_docids = dict(zip(public.ids, public.ids, strict=True))
     for docid, raw_templates in pairs:
-        if docid not in public.known:
+        known = gold_docids.get(docid)
+        if known is None:
             problems.add(document(docid), "is not a docid of the gold")
             continue
         if not isinstance(raw_templates, list):
@@ -187,7 +200,7 @@ def _cdae_templates(
             if flat is not None:
                 budget.add_template(docid, t_index, flat)
                 templates.append(flat)
-        documents[docid] = tuple(templates)
+        documents[known] = held_templates(templates)  # a document's one template alone
     budget.check(problems)
     problems.raise_if_any()
     return CdaeSubmission(documents, join=join)

@@ -27,7 +27,7 @@ def test_gold_holds_each_template_flat_and_each_text_once() -> None:
     gold = cdae().parse_gold(_documents()[0])
     # The frame, then each role and its entities in file order (an empty role's (), one entity of one mention its
     # text), bookkeeping keys left out.
-    (first,), *others = gold.templates.values()
+    first, *others = gold.templates.values()  # a document's one template is held alone
     assert first == (
         "Pause",
         "Place",
@@ -39,12 +39,12 @@ def test_gold_holds_each_template_flat_and_each_text_once() -> None:
         "Activity",
         "all of its operations",
     )
-    for (other,) in others:
+    for other in others:
         assert other == first
         assert other[4] is first[4]  # a mention text recurs: one object
         assert all(other[index] is first[index] for index in (0, 1, 3, 5, 7))  # the frame and role names
     # Asked for as Templates, each document is the Template its flat form holds.
-    for docid, (flat,) in gold.templates.items():
+    for docid, flat in gold.templates.items():
         assert gold.documents[docid] == [unflatten(flat)]
     assert gold.documents["A"][0].mentions == {"Time": 1, "Agent": 1, "Activity": 1}
     assert gold.documents["A"][0].roles[0] == ("Place", ())
@@ -59,6 +59,16 @@ def test_submission_holds_each_text_and_empty_role_once() -> None:
         assert other.filled["Time"][0][0] is first.filled["Time"][0][0]
         assert _role(other, "Place") is _role(first, "Place")
         assert _role(other, "Place") == ("Place", ())
+
+
+def test_submission_is_keyed_by_the_golds_docids() -> None:
+    """The documents a submission holds are keyed by the gold's own docid objects, not by a copy of each."""
+    gold_bytes, submission_bytes = _documents()
+    scorer = cdae()
+    public = scorer.public_view(scorer.parse_gold(gold_bytes))
+    submission = scorer.parse_submission(submission_bytes, public)
+    assert list(submission) == list(public.ids)
+    assert all(held is docid for held, docid in zip(submission, public.ids, strict=True))
 
 
 def test_equal_sums_and_scores_are_one_object_with_the_same_values() -> None:
