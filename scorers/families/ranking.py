@@ -145,8 +145,9 @@ class KeptLists(Mapping[str, Mapping[str, float]]):
     their scores, all floats, in one array, rather than a dictionary and a float object a candidate. Those, made while
     a large run is read and kept among the objects of the lists read after them, cost more than a quarter of the
     reading's time at 100x (each list read after them scattered among them). A list put in with ``add_floats`` or
-    ``add_cut`` is given back as a new dictionary equal to the one ``prune_lists`` gives (the same ids in the same
-    order, the same floats); one put in with ``add`` as itself."""
+    cut by numpy in ``add_cut`` is given back as a new dictionary equal to the one ``prune_lists`` gives (the same
+    ids in the same order, the same floats); one put in with ``add`` or cut in plain Python (a small run) as
+    itself."""
 
     def __init__(self) -> None:
         self._lists: dict[str, tuple[int, int] | Mapping[str, float]] = {}
@@ -163,7 +164,11 @@ class KeptLists(Mapping[str, Mapping[str, float]]):
     def add_cut(self, queries: Sequence[str], lists: Sequence[Mapping[str, float]], keep: int) -> None:
         """Keep ``lists``, whose scores are all floats, cut as ``prune_lists(lists, keep)`` cuts them, under
         ``queries``; where numpy cuts them all, without making their dictionaries and floats."""
-        if _pruned < PLAIN_PRUNES or min(map(len, lists), default=0) <= keep:
+        if _pruned < PLAIN_PRUNES:  # a small run: its lists as they are, which costs nothing more
+            for query, kept in zip(queries, prune_lists(lists, keep), strict=True):
+                self.add(query, kept)
+            return
+        if min(map(len, lists), default=0) <= keep:
             for query, kept in zip(queries, prune_lists(lists, keep), strict=True):
                 self.add_floats(query, kept)
             return
