@@ -2,26 +2,27 @@
 
 Nothing here reaches a model hub: the model is read from the package's folder with
 ``local_files_only`` (the effect of ``HF_HUB_OFFLINE=1``, without changing the process's
-environment). torch and sentence-transformers are imported when a model is loaded, never when
-``baselines`` is imported, so the web tier can list systems without them. The device is CUDA when
+environment). torch and sentence-transformers are imported when a model is loaded (numpy when it encodes), never
+when ``baselines`` is imported, so the web tier can list systems without them. The device is CUDA when
 torch sees one and the CPU otherwise.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from baselines.base import RunContext
 from baselines.errors import BaselineError
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Matrix: TypeAlias = npt.NDArray[np.float32]
+
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSIONS = 384
-
-Matrix = npt.NDArray[np.float32]
 
 
 def torch_device() -> str:
@@ -54,6 +55,8 @@ class MiniLM:
 
     def encode(self, texts: Sequence[str], context: RunContext, batch_size: int) -> Matrix:
         """Unit-length embeddings of ``texts``, in their order; one progress unit per text."""
+        import numpy as np
+
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         # Batches of similar lengths pad less; the order is restored when results are stored.
         order = sorted(range(len(texts)), key=lambda i: (len(texts[i]), i))

@@ -21,7 +21,6 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import markdownify
 import nh3
 import yaml
 
@@ -265,6 +264,8 @@ class Reader:
             return None
         text = path.read_bytes()[:MAX_PAGE_BYTES].decode("utf-8", "replace")
         if path.suffix.lower() in (".html", ".htm") or re.search(r"<(p|div|h[1-6]|br|ul|table)\b", text, re.I):
+            import markdownify  # imported where used: it loads BeautifulSoup, which servers never need at start
+
             text = markdownify.markdownify(nh3.clean(text), heading_style="ATX").strip()
         return f"## {title}\n\n{text.strip()}" if text.strip() else None
 

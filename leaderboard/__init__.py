@@ -7,7 +7,8 @@ replicates of ``resampling`` (``strata`` widens for strata too small to resample
 together for a board (what a score stores, what a board shows); ``ladder`` the Ladder, a board a team cannot
 overfit by submitting many variants; ``charts`` renders SVG charts with matplotlib. ``charts`` is deliberately
 not imported here: import ``leaderboard.charts`` where a chart is drawn, so that code that only ranks or exports
-does not load matplotlib.
+does not load matplotlib. numpy and SciPy are imported inside the functions that compute with them (annotations
+name them under ``TYPE_CHECKING``), so that importing the package, as every server and worker does, loads neither.
 """
 
 from leaderboard.bootstrap import FEW_UNITS, Interval, bootstrap_interval

@@ -43,21 +43,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from scipy.special import ndtr, ndtri, stdtrit
-
-from leaderboard.resampling import (
-    DEFAULT_SEED,
-    Array,
-    Resamplable,
-    Statistic,
-    UnitStats,
-    bootstrap_counts,
-    jackknife,
-)
+from leaderboard.resampling import DEFAULT_SEED, Resamplable, Statistic, UnitStats, bootstrap_counts, jackknife
 from leaderboard.strata import pooling
+
+if TYPE_CHECKING:
+    from leaderboard.resampling import Array
 
 METHODS = ("bca-expanded", "bca", "percentile-expanded", "percentile")
 DEFAULT_METHOD = "bca-expanded"
@@ -231,6 +223,9 @@ def bootstrap_interval(
 def interval_of(statistic: Statistic, values: Array, *, level: float, method: str, pool_small: bool = True) -> Interval:
     """The interval from the metric's bootstrap ``values`` (NaN: undefined replicates); ``pool_small=False`` leaves
     small strata as the bootstrap sees them (the method before pooling, kept for ``bench/coverage_bench.py``)."""
+    import numpy as np
+    from scipy.special import ndtr, ndtri
+
     estimate = statistic.estimate()
     defined = np.sort(values[~np.isnan(values)])
     undefined = len(values) - len(defined)
@@ -285,6 +280,8 @@ def interval_of(statistic: Statistic, values: Array, *, level: float, method: st
 def _endpoint_error(values: Array, share: float) -> float:
     """Monte Carlo standard error of the ``share`` quantile of sorted ``values``: half the spread of the quantiles
     one binomial standard error either side (the order-statistic estimate)."""
+    import numpy as np
+
     step = math.sqrt(max(share * (1 - share), 0.25 / len(values)) / len(values))
     below, above = np.quantile(values, [max(0.0, share - step), min(1.0, share + step)])
     return float(above - below) / 2
@@ -306,6 +303,8 @@ def for_selection(interval: Interval, chosen_from: int) -> Interval:
     from the level's quantile to the Bonferroni level's, ``z(1 - tail / k) / z(1 - tail)`` (normal quantiles)."""
     if chosen_from <= 1 or interval.low is None or interval.high is None or interval.estimate is None:
         return interval
+    from scipy.special import ndtri
+
     tail = (1 - interval.level) / 2
     factor = float(ndtri(1 - tail / chosen_from) / ndtri(1 - tail))
     estimate = interval.estimate
@@ -329,11 +328,16 @@ def student_quantile(q: float, df: float) -> float:
     """Student's t quantile: ``scipy.special.stdtrit``, the function ``scipy.stats.t.ppf`` calls for ``q`` in
     (0, 1). scipy.stats itself is not imported: it took about a second of a worker's first scoring (and, at
     module level, a third of the server's start) for this one quantile."""
+    from scipy.special import stdtrit
+
     return float(stdtrit(df, q))
 
 
 def _bias(values: Array, estimate: float) -> float:
     """BCa's z0: the normal quantile of the share of replicates below the estimate (ties count half)."""
+    import numpy as np
+    from scipy.special import ndtri
+
     below = float(np.count_nonzero(values < estimate)) + 0.5 * float(np.count_nonzero(values == estimate))
     share = min(max(below / len(values), 0.5 / len(values)), 1 - 0.5 / len(values))
     return float(ndtri(share))
@@ -341,6 +345,8 @@ def _bias(values: Array, estimate: float) -> float:
 
 def _acceleration(left_out: Array, statistic: Statistic) -> float:
     """BCa's acceleration from jackknife influence values, summed stratum by stratum."""
+    import numpy as np
+
     cubes = squares = 0.0
     for positions in statistic.strata:
         values = left_out[positions]
@@ -355,6 +361,8 @@ def _acceleration(left_out: Array, statistic: Statistic) -> float:
 
 
 def _bca_level(bias: float, acceleration: float, z: float) -> float:
+    from scipy.special import ndtr
+
     shifted = bias + z
     denominator = 1 - acceleration * shifted
     if denominator <= 0:  # beyond where BCa's transformation holds: the far end of the replicates

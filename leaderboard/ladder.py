@@ -25,14 +25,15 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from leaderboard.resampling import Resamplable, Statistic, UnitStats
 from leaderboard.significance import _pair
 from leaderboard.strata import shares
 from scorers.families.weighted import WeightedMetric, nested_mean, unit_column
+
+if TYPE_CHECKING:
+    import numpy as np
 
 K = TypeVar("K", bound=Hashable)
 
@@ -116,6 +117,8 @@ class Accuracy:
     """Accuracy of binary predictions: units ``{"x": 1.0 if right else 0.0}``, averaged (a resamplable scorer)."""
 
     def aggregate(self, stats: Sequence[UnitStats]) -> dict[str, float]:
+        import numpy as np
+
         return {"accuracy": float(np.mean([s["x"] for s in stats])) if stats else math.nan}
 
     def stratum(self, unit: UnitStats) -> None:
@@ -148,6 +151,8 @@ def boosting_attack(
     board rewards (above chance on the plain board; on the ladder, those that raised the shown score above
     chance: it sees nothing else), and submits their majority vote. The plain board shows the team's best
     public score, the ladder its last shown score. Returns (plain, ladder)."""
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     labels = rng.integers(0, 2, public_units + private_units)
     guesses = rng.integers(0, 2, (submissions, public_units + private_units))

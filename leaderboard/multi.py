@@ -23,8 +23,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-import numpy as np
-
 from leaderboard.ranking import Entry, metric_value
 
 Ranking = Literal["metric", "mean_of_ranks", "rank_of_ranks"]
@@ -99,6 +97,7 @@ def values_of(entry: Entry, spec: BoardSpec) -> dict[str, float | None]:
 def metric_ranks(values: Sequence[float | None], higher_is_better: bool, method: str) -> list[float]:
     """Each value's rank (1 the best) by ``scipy.stats.rankdata`` with ``method`` (``average``: fractional,
     ``min``: competition); a missing value takes the last place."""
+    import numpy as np
     from scipy.stats import rankdata  # imported where used: scipy.stats is slow to import
 
     worst = math.inf
@@ -121,6 +120,8 @@ def rank_board(spec: BoardSpec, entries: Sequence[Entry], higher_is_better: Mapp
         scores = [v[metric] for v in values]
         order_keys = [(1, 0.0) if s is None else (0, -s if better else s) for s in scores]
     else:
+        import numpy as np
+
         method = "average" if spec.ranking == "mean_of_ranks" else "min"
         for metric in spec.metrics:
             column = metric_ranks([v[metric] for v in values], higher_is_better.get(metric, True), method)

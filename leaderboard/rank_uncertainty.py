@@ -31,15 +31,16 @@ from __future__ import annotations
 import itertools
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
-from typing import TypeVar
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING, TypeVar
 
 from leaderboard.bootstrap import TOO_FEW, ZERO_WIDTH, Interval
 from leaderboard.resampling import Resamplable, Statistic, UnitStats, bootstrap_counts
 from leaderboard.significance import PairedTest, corrected_comparisons, tied_groups
 from leaderboard.uncertainty import LEVEL, BoardUncertainty
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 K = TypeVar("K", bound=Hashable)
 
@@ -54,6 +55,7 @@ MEAN_RANK = "mean_rank"
 def rank_matrix(values: NDArray[np.float64], higher_is_better: bool, method: str) -> NDArray[np.float64]:
     """Ranks (1 the best) of the entries (columns) in each replicate (rows) by ``scipy.stats.rankdata`` with
     ``method`` (``average`` or ``min``); an undefined value (NaN) takes the last place, the number of entries."""
+    import numpy as np
     from scipy.stats import rankdata  # imported where used: scipy.stats is slow to import
 
     keyed = -values if higher_is_better else values
@@ -75,6 +77,8 @@ def replicated_mean_ranks(
     """Each entry's mean rank in each replicate (replicates x entries), the number of units resampled and of their
     strata; None
     where fewer than two units are shared by the entries with units. ``entries`` are (stored values, units)."""
+    import numpy as np
+
     with_units = [units for _, units in entries if units]
     if not with_units:
         return None
@@ -123,6 +127,8 @@ def rank_uncertainty(
     )
     if made is None:
         return None
+    import numpy as np
+
     means, size, strata = made
     tail = (1 - LEVEL) / 2
     intervals: dict[K, Interval] = {}

@@ -28,12 +28,14 @@ import hashlib
 import math
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
-import numpy as np
-from numpy.typing import NDArray
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
-Array = NDArray[np.float64]
+    Array: TypeAlias = NDArray[np.float64]
+
 UnitStats = Mapping[str, Any]
 
 #: Seed of callers that give none (the app derives one per phase with ``seed_for``).
@@ -101,6 +103,8 @@ class Statistic:
     @classmethod
     def of_stats(cls, scorer: Resamplable, stats: Sequence[UnitStats], metric: str) -> Statistic:
         """The metric over ``stats`` in the order given."""
+        import numpy as np
+
         whole = scorer.aggregate(stats)
         if metric not in whole:
             known = ", ".join(sorted(whole)) or "none"
@@ -117,6 +121,8 @@ class Statistic:
 
     def __call__(self, weights: Array | NDArray[Any]) -> Array:
         """The metric on each row of ``weights`` (NaN where undefined), chunk by chunk."""
+        import numpy as np
+
         matrix = np.atleast_2d(weights)
         if matrix.shape[1] != self.size:
             raise ValueError(f"weights have {matrix.shape[1]} columns for {self.size} units")
@@ -131,6 +137,8 @@ class Statistic:
 
     def sums(self, weights: Array | NDArray[Any]) -> Array:
         """``weights @ columns`` of the vectorized form, chunk by chunk (it must exist)."""
+        import numpy as np
+
         if self.weighted is None:
             raise TypeError(f"the metric {self.metric!r} has no vectorized form")
         columns = self.weighted.columns
@@ -147,11 +155,15 @@ class Statistic:
 
     def estimate(self) -> float:
         """The metric on all units once each (NaN if undefined)."""
+        import numpy as np
+
         return float(self(np.ones((1, self.size)))[0])
 
 
 def bootstrap_counts(strata: Sequence[NDArray[np.intp]], replicates: int, seed: int) -> NDArray[np.int32]:
     """(replicates x units) counts: each stratum's units drawn with replacement, as many as it has."""
+    import numpy as np
+
     if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 1:
         raise ValueError(f"replicates must be a positive integer, not {replicates!r}")
     size = sum(len(positions) for positions in strata)
@@ -168,6 +180,8 @@ def bootstrap_counts(strata: Sequence[NDArray[np.intp]], replicates: int, seed: 
 
 def jackknife(statistic: Statistic) -> Array:
     """The metric with each unit left out once (NaN for units alone in their stratum: they never vary)."""
+    import numpy as np
+
     n = statistic.size
     out = np.full(n, np.nan)
     movable = np.concatenate([p for p in statistic.strata if len(p) > 1] or [np.zeros(0, dtype=np.intp)])

@@ -36,14 +36,15 @@ import itertools
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from leaderboard.bootstrap import TOO_FEW, check_level
 from leaderboard.resampling import DEFAULT_SEED, Resamplable, Statistic, UnitStats, bootstrap_counts, chunks
 from leaderboard.strata import pooling
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 K = TypeVar("K", bound=Hashable)
 
@@ -129,6 +130,8 @@ class _Pair:
 
     def differences(self, weights: NDArray[Any]) -> NDArray[np.float64]:
         """a's metric minus b's, each unit weighted alike in both, per row of ``weights`` (replicates x n)."""
+        import numpy as np
+
         n = self.size
         out = np.empty(len(weights))
         weighted = self.statistic.weighted
@@ -144,6 +147,8 @@ class _Pair:
 
     def left_out(self) -> NDArray[np.float64]:
         """The difference with each unit left out of both systems (NaN for units alone in their stratum)."""
+        import numpy as np
+
         n = self.size
         out = np.full(n, np.nan)
         movable = np.concatenate([p for p in self.strata if len(p) > 1] or [np.zeros(0, dtype=np.intp)])
@@ -164,6 +169,8 @@ def _pair(
 ) -> _Pair | None:
     if not units_a or not units_b or set(units_a) != set(units_b):
         return None
+    import numpy as np
+
     ids = sorted(units_a)
     # Scores a float holds may still differ by more than one holds (a scoring program's 1e308 against
     # -1.7e308): such a pair cannot be tested, like an undefined one, and must not stop the others.
@@ -196,6 +203,8 @@ def paired_tests(
     their bootstrap draws, so a pair is tested the same alone or among others."""
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 2:
         raise ValueError(f"trials must be an integer of at least 2, not {trials!r}")
+    import numpy as np
+
     drawn: dict[tuple[tuple[int, ...], ...], NDArray[np.int32]] = {}
     out: list[PairedTest | None] = []
     for pair in (_pair(scorer, a, b, metric) for a, b in pairs):
@@ -221,6 +230,7 @@ def paired_tests(
 
 def _p_value(pair: _Pair, replicates: NDArray[np.float64], trials: int) -> float:
     """Student's two-sided p-value of the observed difference over its corrected bootstrap standard error."""
+    import numpy as np
     from scipy.stats import t as student_t  # imported where used: scipy.stats costs every page's start
 
     if len(replicates) < 2:

@@ -24,10 +24,12 @@ unit the score's error is mostly that unit's (not normal): both stay flagged as 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
-from leaderboard.resampling import Array, Statistic
+    from leaderboard.resampling import Array, Statistic
 
 #: Strata with fewer units than this are small: their share of the variance is imputed.
 MIN_STRATUM = 5
@@ -50,6 +52,8 @@ class Pooling:
 
 def shares(left_out: Array, strata: tuple[np.ndarray, ...]) -> list[tuple[int, float]]:
     """Each stratum's size and jackknife share of the variance, ``(n - 1) / n * sum((t_i - mean)^2)``."""
+    import numpy as np
+
     out = []
     for positions in strata:
         n = len(positions)
@@ -76,6 +80,8 @@ def pooling(left_out: Array, strata: tuple[np.ndarray, ...]) -> Pooling:
     df = sum(n - 1 for n, _ in large) + sum(n - 1 for n, _ in small)
     if seen <= 0:
         return Pooling(1.0, df, len(small), lone or target > 0)
+    import numpy as np
+
     return Pooling(float(np.sqrt(target / seen)), df, len(small), lone, applies=True)
 
 

@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import BinaryIO, cast
 
-from botocore.exceptions import ClientError
-
 from app.storage.enums import StoreName
 from app.storage.s3 import PART, S3Store
 from app.storage.stores import BlobStores
@@ -81,6 +79,8 @@ class DirectUploads:
 
     def complete(self, key: str, upload_id: str, etags: list[str]) -> None:
         """Put the parts together (part ``n`` is ``etags[n - 1]``); raises ``UploadIncomplete``."""
+        from botocore.exceptions import ClientError  # botocore loads where S3 is used (``app.storage.s3``)
+
         parts = [{"PartNumber": n, "ETag": etag} for n, etag in enumerate(etags, start=1)]
         try:
             self.store.client.complete_multipart_upload(
@@ -96,6 +96,8 @@ class DirectUploads:
 
     def discard(self, key: str, upload_id: str) -> None:
         """Remove the upload, complete or not (nothing if it is gone)."""
+        from botocore.exceptions import ClientError
+
         client, bucket = self.store.client, self.store.bucket
         with contextlib.suppress(ClientError):  # completed already, or aborted: the object (if any) goes next
             client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)

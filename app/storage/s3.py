@@ -7,32 +7,44 @@ other than AWS, a profile, an instance role. Podium's own settings name only the
 
 Uploads go through boto3's managed transfer, in parts of ``PART`` bytes, at most ``PARTS_IN_MEMORY`` of
 them in memory at once, so a 2 GB file costs the process tens of MB; reads are streamed.
+
+boto3 and botocore are imported where a store is used, not with this module: ``app.storage.direct`` (and through
+it the API) imports it on every server, most of which keep no file in S3.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
-from typing import Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
-import boto3
-from boto3.s3.transfer import TransferConfig
-from botocore.exceptions import ClientError
 from sqlalchemy.orm import Session
 
 from app.storage.blob_store import BlobStore
 from app.storage.enums import StoreName
 
+if TYPE_CHECKING:
+    from boto3.s3.transfer import TransferConfig
+    from botocore.exceptions import ClientError
+
 PART = 8 * 1024 * 1024
 PARTS_IN_MEMORY = 4
-_TRANSFER = TransferConfig(
-    multipart_threshold=PART,
-    multipart_chunksize=PART,
-    max_concurrency=PARTS_IN_MEMORY,
-    max_io_queue=PARTS_IN_MEMORY,
-)
-# s3transfer's own setting (boto3's constructor does not take it): how many parts a file upload reads ahead.
-_TRANSFER.max_in_memory_upload_chunks = PARTS_IN_MEMORY
+
+
+@functools.cache
+def _transfer() -> TransferConfig:
+    from boto3.s3.transfer import TransferConfig
+
+    config = TransferConfig(
+        multipart_threshold=PART,
+        multipart_chunksize=PART,
+        max_concurrency=PARTS_IN_MEMORY,
+        max_io_queue=PARTS_IN_MEMORY,
+    )
+    # s3transfer's own setting (boto3's constructor does not take it): how many parts a file upload reads ahead.
+    config.max_in_memory_upload_chunks = PARTS_IN_MEMORY
+    return config
 
 
 def _missing(error: ClientError) -> bool:
@@ -54,6 +66,8 @@ class S3Store(BlobStore):
         # A client per process: a forked worker child must not share its parent's connections.
         with self._lock:
             if self._client is None or self._pid != os.getpid():
+                import boto3
+
                 self._client = boto3.session.Session().client("s3")
                 self._pid = os.getpid()
             return self._client
@@ -62,6 +76,8 @@ class S3Store(BlobStore):
         return f"{self.prefix}{digest}"
 
     def exists(self, digest: str) -> bool:
+        from botocore.exceptions import ClientError
+
         try:
             self.client.head_object(Bucket=self.bucket, Key=self.key(digest))
         except ClientError as exc:
@@ -76,7 +92,7 @@ class S3Store(BlobStore):
         # object back to check it.
         if self.exists(digest):
             return
-        self.client.upload_fileobj(source, self.bucket, self.key(digest), Config=_TRANSFER)
+        self.client.upload_fileobj(source, self.bucket, self.key(digest), Config=_transfer())
 
     def save_staged(self, session: Session, digest: str, source: BinaryIO, staged: str) -> None:
         # A copy inside the bucket (in parts for a large object, ``UploadPartCopy``): the bytes never pass
@@ -84,12 +100,14 @@ class S3Store(BlobStore):
         if self.exists(digest):
             return
         copy = {"Bucket": self.bucket, "Key": staged}
-        self.client.copy(copy, self.bucket, self.key(digest), Config=_TRANSFER)
+        self.client.copy(copy, self.bucket, self.key(digest), Config=_transfer())
 
     def delete(self, session: Session, digest: str) -> None:
         self.client.delete_object(Bucket=self.bucket, Key=self.key(digest))  # S3 answers 204 for a missing key
 
     def open(self, session: Session, digest: str) -> BinaryIO:
+        from botocore.exceptions import ClientError
+
         try:
             answer = self.client.get_object(Bucket=self.bucket, Key=self.key(digest))
         except ClientError as exc:

@@ -19,12 +19,13 @@ dropped while its job runs:
 
 from __future__ import annotations
 
-from typing import Any
-
-from kombu import Exchange, Queue
+from typing import TYPE_CHECKING, Any
 
 from app.config import Settings
 from app.services.jobs.kinds import QUEUES
+
+if TYPE_CHECKING:
+    from kombu import Queue
 
 #: The one Celery task: ``podium.job(job_name, row_id)``.
 TASK_NAME = "podium.job"
@@ -51,7 +52,10 @@ def priority(settings: Settings, *, again: bool) -> int:
 
 
 def declared_queues(settings: Settings) -> list[Queue]:
-    """Podium's queues as the broker declares them: on RabbitMQ with priorities."""
+    """Podium's queues as the broker declares them: on RabbitMQ with priorities. kombu is imported here, where a
+    broker is used: the embedded mode's sweepers import this module and use none."""
+    from kombu import Exchange, Queue
+
     arguments = None if is_redis(settings) else {"x-max-priority": MAX_PRIORITY}
     return [
         Queue(name, Exchange(name, type="direct"), routing_key=name, queue_arguments=arguments)

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import logging
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from celery import Celery
 from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -36,6 +35,9 @@ from app.services.jobs import counters
 from app.storage.models.operations import BrokerMarker
 from app.storage.types import utcnow
 from app.worker.broker import declared_queues, is_redis
+
+if TYPE_CHECKING:
+    from celery import Celery
 
 log = logging.getLogger(__name__)
 

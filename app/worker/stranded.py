@@ -27,13 +27,14 @@ import base64
 import json
 import time
 from dataclasses import dataclass
-from typing import Any
-
-from celery import Celery
+from typing import TYPE_CHECKING, Any
 
 from app.config import Settings
 from app.services.jobs.kinds import QUEUES
 from app.worker.broker import TASK_NAME, is_redis, queue_name
+
+if TYPE_CHECKING:
+    from celery import Celery
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,6 @@ Progress counts texts embedded (variable passages, then input sentences).
 
 from __future__ import annotations
 
-import numpy as np
-
 from baselines.base import Baseline, BaselineInputs, RunContext
 from baselines.encoders import MiniLM
 from baselines.registry import register
@@ -36,6 +34,8 @@ class SvidentDense(Baseline):
     )
 
     def produce(self, inputs: BaselineInputs, context: RunContext) -> bytes:
+        import numpy as np
+
         known = variables(read_training(inputs.training, context), inputs.training)
         sentences = read_inputs(inputs.inputs)
         passages = list(dict.fromkeys(p for v in known.values() for p in v.passages()))

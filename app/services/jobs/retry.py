@@ -10,14 +10,13 @@ caller gets ``GaveUp``, which carries what the organizers are told. Each kind of
 from __future__ import annotations
 
 import logging
+import sys
 import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-import kombu.exceptions
-import redis.exceptions
 import sqlalchemy.exc
 
 from app.config import Settings
@@ -28,15 +27,26 @@ T = TypeVar("T")
 
 #: What "unreachable or too slow right now" looks like: the database driver's operational errors
 #: (connection refused or lost, lock or statement timeouts, SQLite's "database is locked"), a pool
-#: with no free connection, and the broker clients' connection errors.
-TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+#: with no free connection, and the broker clients' connection errors (``BROKER_ERRORS``).
+DATABASE_ERRORS: tuple[type[BaseException], ...] = (
     sqlalchemy.exc.OperationalError,
     sqlalchemy.exc.DisconnectionError,
     sqlalchemy.exc.TimeoutError,
-    kombu.exceptions.OperationalError,
-    redis.exceptions.ConnectionError,
-    redis.exceptions.TimeoutError,
 )
+#: The broker clients' connection errors, as (module, class). They are looked up when an error is caught, among
+#: the modules loaded, rather than imported here: kombu and redis cost a server that uses no broker (the embedded
+#: mode) a tenth of its start, and an error of theirs can only be raised once its module is loaded.
+BROKER_ERRORS = (
+    ("kombu.exceptions", "OperationalError"),
+    ("redis.exceptions", "ConnectionError"),
+    ("redis.exceptions", "TimeoutError"),
+)
+
+
+def transient_errors() -> tuple[type[BaseException], ...]:
+    """``DATABASE_ERRORS`` and those of ``BROKER_ERRORS`` whose module this process has loaded."""
+    loaded = (getattr(sys.modules[module], name) for module, name in BROKER_ERRORS if module in sys.modules)
+    return (*DATABASE_ERRORS, *loaded)
 
 
 @dataclass(frozen=True)
@@ -46,7 +56,9 @@ class RetryPolicy:
     exponential backoff); any other error fails the job at once. A row whose lease expired (its
     worker died) is claimed again by the next job, up to ``settings.max_attempts`` attempts."""
 
-    transient: tuple[type[BaseException], ...] = TRANSIENT_ERRORS
+    @property
+    def transient(self) -> tuple[type[BaseException], ...]:
+        return transient_errors()
 
 
 DEFAULT_POLICY = RetryPolicy()
