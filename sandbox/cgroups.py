@@ -135,10 +135,11 @@ def _write(folder: Path, name: str, value: str) -> None:
 
 def _sweep(parent: Path) -> None:
     """Remove the empty groups of runs whose runner was killed before it could (old enough not to be starting)."""
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(parent):
-            if entry.name.startswith(PREFIX) and time.time() - entry.stat().st_mtime > LEFTOVER_SECONDS:
-                with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError), os.scandir(parent) as entries:
+        for entry in entries:
+            # Another runner may remove its group between the listing and the stat: skip it, sweep the rest.
+            with contextlib.suppress(OSError):
+                if entry.name.startswith(PREFIX) and time.time() - entry.stat().st_mtime > LEFTOVER_SECONDS:
                     os.rmdir(entry.path)  # refused while a process is in it
 
 
