@@ -10,7 +10,6 @@ with the same code: one readable message on stderr and exit code 2 for bad input
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -135,7 +134,18 @@ def score(
         raise Refused(str(exc)) from None
     try:
         if as_json:
-            sys.stdout.write(json.dumps(report, ensure_ascii=False))
+            import codecs
+
+            from app.cli.report_json import report_json_parts
+
+            # json.dumps(report, ensure_ascii=False)'s characters, a part at a time where no part can fail to be
+            # encoded (else as one text: nothing written when it cannot be)
+            parts = report_json_parts(report)
+            if codecs.lookup(sys.stdout.encoding or "ascii").name == "utf-8":
+                for part in parts:
+                    sys.stdout.write(part)
+            else:
+                sys.stdout.write("".join(parts))
             sys.stdout.write("\n")  # not added to the text: a copy of a large report
         else:
             echo(format_report(report, instance.described()))

@@ -1,0 +1,123 @@
+"""``report_json`` writes what ``json.dumps(value, ensure_ascii=False)`` writes, for every value, and each of its
+checks of orjson's text is needed: without any one of them some value is written differently."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import example, find, given, settings
+from hypothesis import strategies as st
+
+from app.cli.report_json import SIGNS, report_json, report_json_parts
+
+#: Characters that JSON's strings escape or that the checks look for, beside any character at all (lone
+#: surrogates included, which orjson refuses and ``json.dumps`` writes).
+_TRICKY = st.sampled_from([",", ":", '"', "\\", "e", "-", "0", ".", "1", "n", "u", "l", " ", "\x00", "\x1f",
+                           "\x7f", "\n", "\t", "é", "\u2028", "\U0001f600", "\ud800"])  # fmt: skip
+_TEXT = st.one_of(st.text(st.one_of(_TRICKY, st.characters(codec=None)), max_size=8), st.just("null"))
+_TINY = st.builds(lambda m, e: m * 10.0**e, st.floats(-9.99, 9.99), st.integers(-330, -3))
+_FLOATS = st.one_of(st.floats(), _TINY, st.sampled_from([0.0, -0.0, 1e-4, 9.999999999999999e-05, 1e16, 1e15, 5e-324]))
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.integers(-(2**65), 2**65), _FLOATS, _TEXT)
+#: Keys as reports hold them (strings), with now and then one that ``json.dumps`` turns into a string.
+_KEYS = st.one_of(_TEXT, _TEXT, _TEXT, st.integers(), st.floats(), st.booleans(), st.none())
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=5), st.dictionaries(_KEYS, inner, max_size=5)),
+    max_leaves=25,
+)
+
+
+#: Values whose strings are short runs of a few characters: where the checks' patterns are found soon.
+_FEW = st.text(st.sampled_from([",", ":", '"', "\\", "a", "e", "-", "0", "1", "n", "u", "l"]), max_size=6)
+_FEW_VALUES = st.recursive(
+    st.one_of(st.none(), st.integers(), _FLOATS, _FEW),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_FEW, inner, max_size=4)),
+    max_leaves=12,
+)
+
+
+def _dumps(value: Any) -> str | type[Exception]:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        return type(exc)
+
+
+def _written(value: Any, **kwargs: Any) -> str | type[Exception]:
+    try:
+        return report_json(value, **kwargs)
+    except (TypeError, ValueError) as exc:
+        return type(exc)
+
+
+def _in_parts(value: Any, part: int) -> str | type[Exception]:
+    try:
+        return "".join(report_json_parts(value, part=part))
+    except (TypeError, ValueError) as exc:
+        return type(exc)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_VALUES, st.integers(1, 64))
+@example({"scorer": "s", "metrics": {"a": 0.5, "b": 1e-05, "c": -0.0}, "breakdown": {"x,y": {"z:": [1, 2]}}}, 3)
+@example({'a":"b': 1}, 1)
+@example([float("nan"), float("inf"), -float("inf"), None], 2)
+@example({"é😀": ["\u2028\x7f", 0.25]}, 1)
+def test_the_same_characters_as_json_dumps(value: Any, part: int) -> None:
+    """Whole, and in parts of ``part`` bytes (which may end inside a character)."""
+    expected = _dumps(value)
+    assert _written(value) == expected
+    assert _in_parts(value, part) == expected
+
+
+def test_a_report_of_ordinary_values_takes_orjson_s_text() -> None:
+    report = {"scorer": "t", "metrics": {"f1": 0.5, "n": 3}, "breakdown": {"doc-1": {"f1": 1e16, "p": 0.0001}}}
+    assert report_json(report, signs=()) == json.dumps(report, ensure_ascii=False)
+
+
+def test_values_json_dumps_refuses_are_refused() -> None:
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    with pytest.raises(ValueError, match="Circular reference"):
+        report_json({"a": cycle})
+    with pytest.raises(TypeError):
+        report_json({"a": {1, 2}})
+
+
+@pytest.mark.parametrize("left_out", list(SIGNS))
+def test_each_check_is_needed(left_out: str) -> None:
+    signs = [sign for name, sign in SIGNS.items() if name != left_out]
+    found = find(
+        _FEW_VALUES,
+        lambda value: _written(value, signs=signs) != _dumps(value),
+        settings=settings(max_examples=5000, derandomize=True, database=None, deadline=None),
+    )
+    assert _written(found, signs=signs) != _dumps(found)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(st.floats(allow_nan=False, allow_infinity=False), _TINY))
+def test_orjson_writes_floats_as_repr_but_below_1e_4_where_the_checks_see_it(number: float) -> None:
+    text = orjson.dumps(number)
+    if number == 0 or abs(number) >= 1e-4:
+        assert text == repr(number).encode()
+    else:
+        assert SIGNS["float in [1e-5, 1e-4)"](text) or SIGNS["float below 1e-5"](text)
+
+
+def test_floats_at_each_power_of_ten_and_around_it() -> None:
+    for exponent in range(-323, 309):
+        for number in (10.0**exponent, math.nextafter(10.0**exponent, 0), math.nextafter(10.0**exponent, math.inf)):
+            if math.isinf(number):
+                continue
+            text = orjson.dumps(number)
+            if number >= 1e-4:
+                assert text == repr(number).encode(), number
+            else:
+                assert SIGNS["float in [1e-5, 1e-4)"](text) or SIGNS["float below 1e-5"](text), number
+    assert orjson.dumps(sys.float_info.max) == repr(sys.float_info.max).encode()
