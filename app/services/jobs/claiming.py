@@ -22,6 +22,7 @@ traceback for the organizers.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,7 +45,12 @@ C = TypeVar("C", covariant=True)
 T = TypeVar("T")
 
 #: How many times a claim looks at the head of the order again after other workers took all of it.
-ROUNDS = 4
+ROUNDS = 6
+#: The wait before the next look, where a row of the head was locked by another transaction (seconds, doubled
+#: each round up to the last). The holder need not be a worker: on PostgreSQL an organizer's rescore refused
+#: because another one just queued the row keeps its lock until its request ends, and a worker that skipped the row
+#: then and gave up left it queued with no message until the sweeper's next pass.
+LOCKED_WAIT = (0.05, 0.5)
 
 
 class ClaimStep(Protocol[C]):
@@ -79,17 +85,23 @@ def claim_first(
     """In the caller's transaction: ``claim`` the first row of the fair order (``fair.fairest`` over ``among``)
     that is ``eligible`` and not being claimed by another worker right now; the row's id and the claim, or
     ``None`` when nothing can be claimed. The one claim loop of the platform's workers and of remote ones."""
+    wait = LOCKED_WAIT[0]
     for _ in range(ROUNDS):
         head = fair.fairest(session, model, now, eligible, among=among)
         if not head:
             return None
+        skipped = False
         for row_id in head:
             locked = select(model.id).where(model.id == row_id).with_for_update(skip_locked=True)
-            if session.scalar(locked) is None:  # PostgreSQL: another worker is claiming it
+            if session.scalar(locked) is None:  # PostgreSQL: another transaction holds it (a worker claiming it)
+                skipped = True
                 continue
             held = claim(session, row_id)
             if held is not None:
                 return row_id, held
+        if skipped:  # a worker that claims it will have made it ineligible by the next look
+            time.sleep(wait)
+            wait = min(2 * wait, LOCKED_WAIT[1])
     return None
 
 
