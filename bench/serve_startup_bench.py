@@ -27,6 +27,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+if __package__ in (None, ""):
+    sys.path.insert(0, str(ROOT))
+
+from bench.startup_bench import timed  # noqa: E402
+
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -38,20 +43,6 @@ def environment(data: Path) -> dict[str, str]:
         PODIUM_SECRET_KEY="serve-startup-bench-" * 3,
     )
     return env
-
-
-def timed(command: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
-    """Wall and CPU seconds of one whole process; a failure is raised."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd, env=env)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    assert process.stderr is not None
-    error = process.stderr.read()
-    process.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{' '.join(command)} failed: {error.decode(errors='replace')[-500:]}")
-    return wall, usage.ru_utime + usage.ru_stime
 
 
 def free_port() -> int:

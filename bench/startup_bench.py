@@ -69,10 +69,10 @@ def cases(scorers: Sequence[str]) -> list[tuple[str, str, Path, Path]]:
     return out
 
 
-def timed(command: Sequence[str]) -> tuple[float, float]:
+def timed(command: Sequence[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -> tuple[float, float]:
     """Wall and CPU seconds of one whole process (its output discarded); a failure is raised."""
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd, env=env)
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
     assert process.stderr is not None
