@@ -31,6 +31,20 @@ def environment_without_settings() -> dict[str, str]:
     }
 
 
+def podium_probe(report: str) -> str:
+    """A ``python -c`` program that runs ``podium`` (its arguments after the program's) as the console script does,
+    then prints the expression ``report`` on stderr, however the command ended: what it left in ``sys.modules``."""
+    return (
+        "import sys\n"
+        "from app.cli import main\n"
+        "sys.argv = ['podium', *sys.argv[1:]]\n"
+        "try:\n"
+        "    main()\n"
+        "finally:\n"
+        f"    print({report}, file=sys.stderr)\n"
+    )
+
+
 def shared_dir() -> Path:
     """The shared inputs folder: ``PODIUM_SHARED_DIR`` or ``../shared`` beside the checkout."""
     return Path(os.environ.get("PODIUM_SHARED_DIR") or ROOT.parent / "shared").resolve()

@@ -11,19 +11,12 @@ from pathlib import Path
 import pytest
 
 from app.cli.scoring import plain_arguments
+from tests.conftest import podium_probe
 
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Runs ``main()`` as the ``podium`` script does, then says on stderr whether Typer or Click was imported.
-ENTRY = (
-    "import sys\n"
-    "from app.cli import main\n"
-    "sys.argv = ['podium', *sys.argv[1:]]\n"
-    "try:\n"
-    "    main()\n"
-    "finally:\n"
-    "    print('typer loaded' if 'typer' in sys.modules or 'click' in sys.modules else 'no typer', file=sys.stderr)\n"
-)
+ENTRY = podium_probe("'typer loaded' if 'typer' in sys.modules or 'click' in sys.modules else 'no typer'")
 #: The Typer application, as the tests and anything importing ``app.cli.app`` run it.
 TYPER = "import sys\nfrom app.cli import app\napp(sys.argv[1:], prog_name='podium')\n"
 

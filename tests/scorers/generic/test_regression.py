@@ -19,6 +19,7 @@ from sklearn.metrics import mean_absolute_error, r2_score, root_mean_squared_err
 
 from scorers import InvalidSubmission, OptionsError, get_scorer
 from scorers.families.regression import scores
+from tests.conftest import podium_probe
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -117,15 +118,7 @@ def test_numbers_in_text_columns_take_decimal_syntax() -> None:
 
 def test_podium_score_does_not_import_scipy_stats() -> None:
     # Its import is about 0.6 s, twenty times a bare Python's start-up: the correlations are computed with numpy.
-    probe = (
-        "import sys\n"
-        "from app.cli import main\n"
-        "sys.argv = ['podium', *sys.argv[1:]]\n"
-        "try:\n"
-        "    main()\n"
-        "finally:\n"
-        "    print(sorted(m for m in sys.modules if m == 'scipy' or m.startswith('scipy.')), file=sys.stderr)\n"
-    )
+    probe = podium_probe("sorted(m for m in sys.modules if m == 'scipy' or m.startswith('scipy.'))")
     test = ROOT / "examples" / "regression" / "data" / "test.tsv"
     args = ["score", "--scorer", "regression", "--gold", str(test), "--submission", str(test), "--json"]
     done = subprocess.run(
