@@ -36,6 +36,7 @@ from typing import Any
 import pytest
 import yaml
 from httpx import Response
+from sqlalchemy import text
 from starlette.routing import Mount
 
 from app.config import Settings
@@ -593,6 +594,22 @@ def check_answer(world: World, actor: str, entry: Row, answer: Response) -> list
 def test_each_actor_gets_the_expected_answer_and_no_secret(world: World, entry: Row) -> None:
     problems = [p for actor in ACTORS for p in check_cell(world, actor, entry)]
     assert not problems, "\n".join(problems)
+
+
+def test_a_change_made_through_the_app_or_any_engine_is_seen_and_undone(world: World) -> None:
+    """The world compares its tables only after a statement that could write: both kinds must be noticed."""
+    assert not world.changed()
+    world.client.cookies.clear()
+    created = world.client.post(API + "/users", json=NEWCOMER)
+    assert created.status_code == 201, created.text
+    assert world.changed()
+    world.restore()
+    assert not world.changed()
+    with world.db.engine.begin() as connection:
+        connection.execute(text("UPDATE users SET email = 'changed@example.org' WHERE name = 'ann'"))
+    assert world.changed()
+    world.restore()
+    assert not world.changed()
 
 
 # -- the table covers the app ---------------------------------------------------------------------------

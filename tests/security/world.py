@@ -18,7 +18,9 @@ tell from any answer whether it leaked:
 
 The world is built once through the services and the real scoring job, then kept as a snapshot of
 every table; after a request changes anything, the snapshot is written back and a new app is
-started, so no cell of the matrix sees another cell's doing. Each actor logs in once through the
+started, so no cell of the matrix sees another cell's doing. Whether anything changed is asked of
+the tables only when a statement other than a SELECT ran since the last look (any engine of this
+process: ``WriteWatch``), which spares the comparison after most requests. Each actor logs in once through the
 login form; the signed session cookie stays valid across restores (same user ids, same password
 hashes, same secret key).
 """
@@ -34,7 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
-from sqlalchemy import select
+from sqlalchemy import event, select
+from sqlalchemy.engine import Engine
 
 from app.config import Settings
 from app.main import create_app
@@ -158,6 +161,23 @@ def _restore(db: Database, snapshot: dict[str, list[dict[str, Any]]]) -> None:
                 connection.execute(table.insert(), snapshot[table.name])
 
 
+class WriteWatch:
+    """Notes every SQL statement of any engine in this process that is not a plain SELECT: what could have
+    changed a row. Statements are classed by their first word, so a write can only be over-counted."""
+
+    def __init__(self) -> None:
+        self.wrote = False
+        event.listen(Engine, "before_cursor_execute", self._note)
+
+    def _note(self, conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if not statement.lstrip().upper().startswith("SELECT"):
+            self.wrote = True
+
+    def close(self) -> None:
+        if event.contains(Engine, "before_cursor_execute", self._note):
+            event.remove(Engine, "before_cursor_execute", self._note)
+
+
 class World:
     """The fixture world on ``db``, with a running app (no scoring pool: nothing moves by itself)."""
 
@@ -170,10 +190,13 @@ class World:
         #: Per actor: the session cookie and its CSRF token.
         self.sessions: dict[str, tuple[str, str]] = {}
         self._stack = ExitStack()
+        self._watch = WriteWatch()
+        self._stack.callback(self._watch.close)
         _clear(db)
         try:
             self._build()
             self._pristine = _snapshot(db)
+            self._watch.wrote = False
             self.client = self._start()
             self._log_in()
         except BaseException:
@@ -300,13 +323,19 @@ class World:
 
     # -- keeping it pristine ------------------------------------------------------------------------
     def changed(self) -> bool:
+        """Whether any row differs from the world as built; the tables are compared only after a write."""
+        if not self._watch.wrote:
+            return False
+        self._watch.wrote = False
         return _snapshot(self.db) != self._pristine
 
     def restore(self) -> None:
         """Put every row back as built and start a new app (its caches knew the changed world)."""
         self._stack.close()
         _restore(self.db, self._pristine)
-        assert not self.changed()
+        assert _snapshot(self.db) == self._pristine
+        self._watch = WriteWatch()
+        self._stack.callback(self._watch.close)
         self.client = self._start()
 
     def params(self) -> dict[str, Any]:
