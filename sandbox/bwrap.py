@@ -18,9 +18,11 @@ read-only at ``/runtime``, the binds the caller names (at paths it chooses, neve
 file systems), a clean environment, loopback as the only network, and the whole sandbox killed when the
 runner or bwrap dies. No path of the host is in the sandbox's tree or its command lines: the runtime
 and the binds are seen at neutral paths, and bwrap reads its options from a memory file (``--args``), so
-the sandbox's first process, whose command line the program can read, names none. (The mount table,
-``/proc/self/mountinfo``, still gives each bind's source as its path within its own file system: the
-kernel shows it for every bind mount, so keep runtimes and work folders at paths that say nothing.)
+the sandbox's first process, whose command line the program can read, names none. Nor is one in the mount
+table (``/proc/self/mountinfo``) of a root runner's sandbox: there the runtime's and the caller's folders
+are overlays mounted by a setup step before ``setpriv`` (``sandbox.overlays``), since the kernel shows a
+bind's source path. An unprivileged runner's binds stay binds, whose source paths the table shows: keep
+its runtimes and work folders at paths that say nothing (in the container image, the image's own paths).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from sandbox import overlays
 from sandbox.limits import Limits
 from sandbox.runtimes import RUNTIME, Runtime
 
@@ -87,19 +90,23 @@ def sandbox_uid() -> int | None:
     return SANDBOX_UID_BASE + secrets.randbelow(SANDBOX_UID_SPAN)
 
 
-def _mounts(binds: Sequence[Bind], runtime: Runtime | None) -> list[tuple[str, str, str]]:
-    """Every bind of the sandbox as (bwrap option, source, target), system folders first."""
-    mounts = [("--ro-bind", "/usr", "/usr")]
+Mounts = list[tuple[str, str, str]]
+
+
+def _mounts(binds: Sequence[Bind], runtime: Runtime | None) -> tuple[Mounts, Mounts]:
+    """The sandbox's binds as (bwrap option, source, target): the system's folders, then the runtime's and the
+    caller's (those whose host paths are hidden: ``sandbox.overlays``)."""
+    system = [("--ro-bind", "/usr", "/usr")]
     for name in TOP_LEVEL:
         path = Path("/") / name
         if path.is_symlink():
-            mounts.append(("--symlink", os.readlink(path), str(path)))
+            system.append(("--symlink", os.readlink(path), str(path)))
         elif path.is_dir():
-            mounts.append(("--ro-bind", str(path), str(path)))
-    mounts += [("--ro-bind-try", file, file) for file in ETC_FILES]
-    mounts += runtime.view().mounts if runtime else []
-    mounts += [("--bind" if b.writable else "--ro-bind", str(b.source), b.target) for b in binds]
-    return mounts
+            system.append(("--ro-bind", str(path), str(path)))
+    system += [("--ro-bind-try", file, file) for file in ETC_FILES]
+    hidden = runtime.view().mounts if runtime else []
+    hidden += [("--bind" if b.writable else "--ro-bind", str(b.source), b.target) for b in binds]
+    return system, hidden
 
 
 def command_line(
@@ -139,13 +146,17 @@ def command_line(
         args += ["--dev-bind", node, node]
     args += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
     args += ["--perms", "1777", "--size", str(limits.shm_bytes), "--tmpfs", "/dev/shm"]
-    mounts = _mounts(binds, runtime)
+    system, hidden = _mounts(binds, runtime)
+    # As root the runtime's and the caller's folders are overlays made inside (no host path in the mount table).
+    staged = overlays.stage(hidden, cwd=cwd) if uid is not None and overlays.available() else None
+    mounts = system + (staged.mounts if staged else hidden)
+    made = staged.targets if staged else []
     files = dict(file_fds or {})
     # The folders on the way to a mount point would be root's alone if bwrap made them: make them readable.
     private = ("/tmp", "/dev/shm", "/proc", "/dev")
-    targets = [target for _, _, target in mounts] + list(files)
+    targets = [target for _, _, target in mounts] + list(files) + made
     parents = {str(p) for target in targets for p in PurePosixPath(target).parents if str(p) != "/"}
-    for parent in sorted(parents - set(private), key=lambda p: (p.count("/"), p)):
+    for parent in sorted((parents | set(made)) - set(private), key=lambda p: (p.count("/"), p)):
         args += ["--perms", "0755", "--dir", parent]
     for option, source, target in mounts:
         args += [option, source, target]
@@ -155,9 +166,10 @@ def command_line(
     # are the only places a program can write.
     args += ["--remount-ro", "/"]
     args += ["--chdir", cwd, "--clearenv"]
-    for key, value in env.items():
+    for key, value in {**env, **(staged.env if staged else {})}.items():
         args += ["--setenv", key, value]
     args.append("--")
+    args += staged.setup if staged else []
     if uid is not None:
         args += [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
         args += ["--inh-caps=-all", "--bounding-set=-all", "--"]
@@ -165,9 +177,11 @@ def command_line(
 
 
 def hand_over(binds: Sequence[Bind], uid: int | None) -> None:
-    """As root, give the bound folders to the run's user, so that it can read them and write the writable ones."""
+    """As root, give the bound folders to the run's user, so that it can read them and write the writable ones, and
+    make the work folders of the writable ones' overlays (``sandbox.overlays``)."""
     if uid is None:
         return
+    overlays.prepare([bind.source for bind in binds if bind.writable])
     for bind in binds:
         os.chown(bind.source, uid, uid, follow_symlinks=False)
         if bind.source.is_dir() and not bind.source.is_symlink():

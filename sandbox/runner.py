@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox import cgroups
+from sandbox import cgroups, overlays
 from sandbox.bwrap import BWRAP, PRLIMIT, Bind, command_line, hand_over, sandbox_uid
 from sandbox.limits import MIB, Limits
 from sandbox.runtimes import Runtime, RuntimeProblem, check_readable
@@ -175,10 +175,10 @@ def _translate(argv: Sequence[str], cwd: str, binds: Sequence[Bind]) -> tuple[li
     return swap, pattern.sub(lambda m: by_target[m.group(1)], cwd)
 
 
-def _seccomp_pipe() -> int:
+def _seccomp_pipe(*, may_mount: bool) -> int:
     """A pipe holding the seccomp filter, for bwrap to read; its read end."""
     try:
-        program = filter_program()
+        program = filter_program(may_mount=may_mount)
     except SeccompUnavailable as exc:
         raise SandboxUnavailable(f"the sandbox cannot filter system calls on this worker: {exc}") from None
     read, write = os.pipe()
@@ -275,7 +275,7 @@ def run(
                 raise SandboxUnavailable(str(exc)) from None
         hand_over(binds, uid)
         info_read, info_write = os.pipe()
-        seccomp_read = _seccomp_pipe()
+        seccomp_read = _seccomp_pipe(may_mount=uid is not None)
         files = {target: _memfd("file", data) for target, data in (view.files if view else {}).items()}
         passed = [info_write, seccomp_read, *files.values()]
         full = command_line(
@@ -341,6 +341,7 @@ def run(
         peak, oom = (group.peak_memory(), group.oom_kills() > 0) if group is not None else (None, False)
         if group is not None:
             group.remove()
+        overlays.clean([bind.source for bind in binds if bind.writable])
     elapsed = time.monotonic() - started
     exceeded = exceeded or _over(limits, [*watched, out_path, err_path])
     stdout, out_size = _tail(out_path, limits.log_tail_bytes)

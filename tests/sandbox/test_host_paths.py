@@ -52,10 +52,11 @@ def test_program_learns_no_host_path_and_sees_only_its_processes(tmp_path: Path)
     seen = run.report()
     hidden = _host_names(tmp_path)
     assert {"work", "main", "pytest-of-root"} & hidden or len(hidden) > 2  # the check has something to find
-    # The mount points and options name no host path. The source's path inside its file system (the fourth
-    # field) is the kernel's to show for any bind mount: only a runtime and work folders at neutral host
-    # paths hide it (examples/README.md).
-    mounts = " ".join(" ".join(fields[4:]) for fields in seen["mounts"])
+    # The mount points and options name no host path, nor (as root, where the runtime and the run's folders are
+    # overlays: sandbox/overlays.py) the fourth field, a mount's root inside its file system, which the kernel
+    # gives as the source's host path for a bind.
+    first = 3 if os.geteuid() == 0 else 4
+    mounts = " ".join(" ".join(fields[first:]) for fields in seen["mounts"])
     for what in (seen["cmdline"], *seen["cmdlines"].values(), mounts, *seen["proc"], *seen["root"]):
         assert not _tokens(what) & hidden, what
     for path in seen["paths"] + seen["tmp"]:
@@ -94,3 +95,47 @@ def test_nothing_is_bound_into_the_sandboxs_own_folders(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match="sandbox's own"):
             Bind(tmp_path, target)
     assert Bind(tmp_path, "/tmpdata").target == "/tmpdata"
+
+
+MOUNTS_AGAIN = """
+    import json, os, subprocess
+    tries = {
+        "tmpfs": ["mount", "-n", "-t", "tmpfs", "x", "/tmp"],
+        "detach the output": ["umount", "-n", "-l", "/app/output"],
+        "bind the program": ["mount", "-n", "--bind", "/app/program", "/tmp"],
+    }
+    said = {name: subprocess.run(argv, capture_output=True).returncode for name, argv in tries.items()}
+    with open("/app/output/report.json", "w") as out:
+        json.dump({"said": said, "env": sorted(os.environ), "mounts": open("/proc/self/mountinfo").read()}, out)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root runner's sandbox mounts overlays (sandbox/overlays.py)")
+def test_the_program_can_neither_mount_nor_undo_the_overlays_and_never_sees_their_list(tmp_path: Path) -> None:
+    """The root runner's filter lets mount through for the setup step: the program must still be refused."""
+    run = run_script(tmp_path / "run", MOUNTS_AGAIN)
+    assert run.result.ok, run.result.stderr
+    seen = run.report()
+    assert all(code != 0 for code in seen["said"].values()), seen["said"]
+    assert "PODIUM_OVERLAYS" not in seen["env"]
+    assert re.search(r" / /app/output \S+ - overlay podium \S*upperdir=\.", seen["mounts"]), seen["mounts"]
+    assert (run.output / "report.json").is_file()  # what it wrote is in the host folder
+    assert not [p.name for p in run.output.parent.iterdir() if p.name.startswith(".podium-work")]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="makes a host overlay (root) and needs a root runner's overlays")
+def test_a_writable_folder_that_cannot_be_an_upper_layer_is_bound_as_before(tmp_path: Path) -> None:
+    """An overlay cannot be an overlay's upper layer: the run's output folder on one is bound instead."""
+    layers = [tmp_path / name for name in ("lower", "upper", "work", "merged")]
+    for folder in layers:
+        folder.mkdir()
+    options = f"lowerdir={layers[0]},upperdir={layers[1]},workdir={layers[2]}"
+    subprocess.run(["mount", "-t", "overlay", "host", "-o", options, str(layers[3])], check=True)
+    try:
+        run = run_script(layers[3] / "run", MOUNTS_AGAIN)
+        assert run.result.ok, run.result.stderr
+        seen = run.report()
+        assert re.search(r" /app/output \S+ - overlay host ", seen["mounts"]), seen["mounts"]  # the plain bind
+        assert (layers[1] / "run" / "output" / "report.json").is_file()
+    finally:
+        subprocess.run(["umount", "-l", str(layers[3])], check=True)
