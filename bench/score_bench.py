@@ -158,7 +158,9 @@ def child_scorer(name: str, gold: Path, submission: Path, profile: int) -> dict[
     del gold_bytes  # as `podium score` does: the gold's bytes are gone once it is parsed
     marks.append(_stamp())
     content, _ = unpack_submission(submission_bytes)
+    del submission_bytes  # and the submission's once it is read, as `podium score` drops them (app/cli/scoring.py)
     parsed = scorer.parse_submission(content, scorer.public_view(parsed_gold))
+    del content
     marks.append(_stamp())
     report = scorer.compute(parsed_gold, parsed)
     marks.append(_stamp())
