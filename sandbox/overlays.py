@@ -55,7 +55,7 @@ ${VARIABLE}
 END
 unset {VARIABLE}
 cd /
-for stage in {STAGE}/*; do umount -n -l "$stage" 2>/dev/null || true; done
+umount -n -l {STAGE}/* 2>/dev/null || true
 rmdir {STAGE}/* {STAGE}
 cd "$1"
 unset OLDPWD
