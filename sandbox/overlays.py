@@ -20,8 +20,10 @@ lands in the folder itself, as with a bind. Where the kernel refuses an overlay 
 that cannot be an upper layer, such as another overlay) the folder is bound at its target instead: the run is the
 same, and that folder's path shows as before.
 
-Mounting needs the privilege a root runner's sandbox holds until ``setpriv`` (``sandbox.bwrap``); an unprivileged
-runner's program runs in a user namespace without it, and its binds stay plain binds. Files (not folders) bound
+Mounting needs the privilege a root runner's sandbox holds until ``setpriv`` (``sandbox.bwrap``). When the runner
+is not root, bwrap gives the program a user namespace nested in the sandbox's, which does not own the sandbox's
+mounts, so no capability kept for it could mount there (and util-linux's mount refuses any user but root): its
+binds stay plain binds. Files (not folders) bound
 alone stay plain binds too, since an overlay's layers are folders, and so do all binds when one target is inside
 another (an overlay on the outer target would cover a bind made before it).
 """
