@@ -18,11 +18,9 @@ read-only at ``/runtime``, the binds the caller names (at paths it chooses, neve
 file systems), a clean environment, loopback as the only network, and the whole sandbox killed when the
 runner or bwrap dies. No path of the host is in the sandbox's tree or its command lines: the runtime
 and the binds are seen at neutral paths, and bwrap reads its options from a memory file (``--args``), so
-the sandbox's first process, whose command line the program can read, names none. Nor is one in the mount
-table (``/proc/self/mountinfo``) of a root runner's sandbox: there the runtime's and the caller's folders
-are overlays mounted by a setup step before ``setpriv`` (``sandbox.overlays``), since the kernel shows a
-bind's source path. An unprivileged runner's binds stay binds, whose source paths the table shows: keep
-its runtimes and work folders at paths that say nothing (in the container image, the image's own paths).
+the sandbox's first process, whose command line the program can read, names none. Nor is one in its mount
+table (``/proc/self/mountinfo``), where the kernel shows a bind's source path: the folders bwrap binds are
+overlays, mounted over them in the run's own mount namespace before bwrap starts (``sandbox.overlays``).
 """
 
 from __future__ import annotations
@@ -95,7 +93,7 @@ Mounts = list[tuple[str, str, str]]
 
 def _mounts(binds: Sequence[Bind], runtime: Runtime | None) -> tuple[Mounts, Mounts]:
     """The sandbox's binds as (bwrap option, source, target): the system's folders, then the runtime's and the
-    caller's (those whose host paths are hidden: ``sandbox.overlays``)."""
+    caller's (those shown as overlays: ``overlay_setup``)."""
     system = [("--ro-bind", "/usr", "/usr")]
     for name in TOP_LEVEL:
         path = Path("/") / name
@@ -122,6 +120,7 @@ def command_line(
     seccomp_fd: int | None = None,
     file_fds: Mapping[str, int] | None = None,
     devices: Sequence[str] = (),
+    mapped: bool = False,
 ) -> list[str]:
     """The whole command: bwrap with its namespaces and mounts, then (as root) setpriv, then prlimit, then ``argv``.
 
@@ -129,6 +128,8 @@ def command_line(
     ``seccomp_fd`` it reads the filter of ``sandbox.seccomp``; from each of ``file_fds`` (target -> descriptor) the
     content of a read-only file it makes (the runtime's ``Runtime.view().files``). Each of ``devices`` (a device
     node of the host, a GPU's: ``sandbox.gpus``) is bound at the same path into the sandbox's own ``/dev``.
+    ``mapped``: bwrap starts as root of a user namespace of the run's (``overlay_setup``, when ``uid`` is None),
+    and gives the program the runner's own user and group ids.
     """
     args = [BWRAP, "--die-with-parent", "--new-session"]
     if info_fd is not None:
@@ -138,6 +139,7 @@ def command_line(
     args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
     if uid is None:
         args += ["--unshare-user", "--disable-userns"]
+        args += ["--uid", str(os.getuid()), "--gid", str(os.getgid())] if mapped else []
     # First the private file systems, so that a bind below /tmp (a runtime made there) is not hidden by them.
     args += ["--proc", "/proc", "--dev", "/dev"]
     for node in devices:
@@ -147,16 +149,13 @@ def command_line(
     args += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
     args += ["--perms", "1777", "--size", str(limits.shm_bytes), "--tmpfs", "/dev/shm"]
     system, hidden = _mounts(binds, runtime)
-    # As root the runtime's and the caller's folders are overlays made inside (no host path in the mount table).
-    staged = overlays.stage(hidden, cwd=cwd) if uid is not None and overlays.available() else None
-    mounts = system + (staged.mounts if staged else hidden)
-    made = staged.targets if staged else []
+    mounts = system + hidden
     files = dict(file_fds or {})
     # The folders on the way to a mount point would be root's alone if bwrap made them: make them readable.
     private = ("/tmp", "/dev/shm", "/proc", "/dev")
-    targets = [target for _, _, target in mounts] + list(files) + made
+    targets = [target for _, _, target in mounts] + list(files)
     parents = {str(p) for target in targets for p in PurePosixPath(target).parents if str(p) != "/"}
-    for parent in sorted((parents | set(made)) - set(private), key=lambda p: (p.count("/"), p)):
+    for parent in sorted(parents - set(private), key=lambda p: (p.count("/"), p)):
         args += ["--perms", "0755", "--dir", parent]
     for option, source, target in mounts:
         args += [option, source, target]
@@ -166,10 +165,9 @@ def command_line(
     # are the only places a program can write.
     args += ["--remount-ro", "/"]
     args += ["--chdir", cwd, "--clearenv"]
-    for key, value in {**env, **(staged.env if staged else {})}.items():
+    for key, value in env.items():
         args += ["--setenv", key, value]
     args.append("--")
-    args += staged.setup if staged else []
     if uid is not None:
         args += [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
         args += ["--inh-caps=-all", "--bounding-set=-all", "--"]
@@ -177,14 +175,30 @@ def command_line(
 
 
 def hand_over(binds: Sequence[Bind], uid: int | None) -> None:
-    """As root, give the bound folders to the run's user, so that it can read them and write the writable ones, and
-    make the work folders of the writable ones' overlays (``sandbox.overlays``)."""
+    """As root, give the bound folders to the run's user, so that it can read them and write the writable ones."""
     if uid is None:
         return
-    overlays.prepare([bind.source for bind in binds if bind.writable])
     for bind in binds:
         os.chown(bind.source, uid, uid, follow_symlinks=False)
         if bind.source.is_dir() and not bind.source.is_symlink():
             for folder, dirs, files in os.walk(bind.source):
                 for name in dirs + files:
                     os.chown(os.path.join(folder, name), uid, uid, follow_symlinks=False)
+
+
+def overlay_setup(binds: Sequence[Bind], runtime: Runtime | None, uid: int | None) -> list[str]:
+    """The command that starts the run with its folders shown as overlays (``sandbox.overlays``), to put before
+    bwrap's, with the writable folders' work folders made; empty where they are bound as they are."""
+    _, hidden = _mounts(binds, runtime)
+    setup = overlays.prefix(hidden, root=uid is not None)
+    if setup:
+        overlays.prepare([bind.source for bind in binds if bind.writable])
+    return setup
+
+
+def memory_file(name: str, data: bytes) -> int:
+    """A descriptor reading ``data`` from its start, for bwrap (a memory file: no pipe buffer to fill)."""
+    fd = os.memfd_create(name, 0)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox import cgroups, overlays
-from sandbox.bwrap import BWRAP, PRLIMIT, Bind, command_line, hand_over, sandbox_uid
+from sandbox.bwrap import BWRAP, PRLIMIT, Bind, command_line, hand_over, memory_file, overlay_setup, sandbox_uid
 from sandbox.limits import MIB, Limits
 from sandbox.runtimes import Runtime, RuntimeProblem, check_readable
 from sandbox.seccomp import SeccompUnavailable, filter_program
@@ -175,10 +175,10 @@ def _translate(argv: Sequence[str], cwd: str, binds: Sequence[Bind]) -> tuple[li
     return swap, pattern.sub(lambda m: by_target[m.group(1)], cwd)
 
 
-def _seccomp_pipe(*, may_mount: bool) -> int:
+def _seccomp_pipe() -> int:
     """A pipe holding the seccomp filter, for bwrap to read; its read end."""
     try:
-        program = filter_program(may_mount=may_mount)
+        program = filter_program()
     except SeccompUnavailable as exc:
         raise SandboxUnavailable(f"the sandbox cannot filter system calls on this worker: {exc}") from None
     read, write = os.pipe()
@@ -202,14 +202,6 @@ def _group(limits: Limits, *, required: bool) -> cgroups.RunGroup | None:
             "the operator gives the worker cgroups (root with cgroup v1's memory and pids, or a delegated "
             "cgroup v2 subtree) or deliberately sets PODIUM_SANDBOX_ALLOW_NO_CGROUP=true"
         ) from None
-
-
-def _memfd(name: str, data: bytes) -> int:
-    """A descriptor reading ``data`` from its start, for bwrap (a memory file: no pipe buffer to fill)."""
-    fd = os.memfd_create(name, 0)
-    os.write(fd, data)
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
 
 
 def _first_pid(info: int) -> int | None:
@@ -274,9 +266,10 @@ def run(
             except RuntimeProblem as exc:
                 raise SandboxUnavailable(str(exc)) from None
         hand_over(binds, uid)
+        setup = overlay_setup(binds, runtime, uid)  # [] where the folders are bound as they are
         info_read, info_write = os.pipe()
-        seccomp_read = _seccomp_pipe(may_mount=uid is not None)
-        files = {target: _memfd("file", data) for target, data in (view.files if view else {}).items()}
+        seccomp_read = _seccomp_pipe()
+        files = {target: memory_file("file", data) for target, data in (view.files if view else {}).items()}
         passed = [info_write, seccomp_read, *files.values()]
         full = command_line(
             argv,
@@ -290,12 +283,12 @@ def run(
             seccomp_fd=seccomp_read,
             file_fds=files,
             devices=devices,
+            mapped=bool(setup),
         )
-        # bwrap reads its options from a file, so that its command line (that the program can read) names no
-        # host path: only the command, which names paths of the sandbox, follows them.
+        # Options from a file: bwrap's command line, which the program can read, names no host path.
         options, program = full[1 : full.index("--")], full[full.index("--") :]
-        passed.append(_memfd("args", b"".join(arg.encode() + b"\0" for arg in options)))
-        command = [BWRAP, "--args", str(passed[-1]), *program]
+        passed.append(memory_file("args", b"".join(arg.encode() + b"\0" for arg in options)))
+        command = [*setup, BWRAP, "--args", str(passed[-1]), *program]
         workdir, spawn_env = "/", BWRAP_ENV
     else:
         translated, workdir = _translate(argv, cwd, binds)
@@ -341,7 +334,7 @@ def run(
         peak, oom = (group.peak_memory(), group.oom_kills() > 0) if group is not None else (None, False)
         if group is not None:
             group.remove()
-        overlays.clean([bind.source for bind in binds if bind.writable])
+        overlays.clean(watched)
     elapsed = time.monotonic() - started
     exceeded = exceeded or _over(limits, [*watched, out_path, err_path])
     stdout, out_size = _tail(out_path, limits.log_tail_bytes)

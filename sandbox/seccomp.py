@@ -8,10 +8,6 @@ no user namespace to disable it in, so this filter is what holds. Also refused, 
 refuse them: the kernel keyring, BPF, performance counters, userfaultfd, io_uring and the calls that
 administer the machine. libseccomp (through pyseccomp) compiles the filter for this architecture;
 system calls of any other architecture end the process.
-
-A root runner's filter lets ``mount`` and ``umount2`` through: its sandbox's setup step mounts overlays with them
-(``sandbox.overlays``) before ``setpriv`` clears every capability, after which the kernel refuses both to the
-program (no capability, and no user namespace of its own in which to gain one).
 """
 
 from __future__ import annotations
@@ -28,17 +24,14 @@ REFUSED = (
     *("mount", "umount2", "pivot_root", "setns", "open_by_handle_at", "name_to_handle_at"),
 )
 
-#: What a root runner's setup step calls (``may_mount``).
-MOUNTS = ("mount", "umount2")
-
 
 class SeccompUnavailable(RuntimeError):
     """libseccomp cannot be loaded here."""
 
 
 @functools.cache
-def filter_program(*, may_mount: bool = False) -> bytes:
-    """The compiled filter (BPF), as bwrap's ``--seccomp`` reads it; ``may_mount`` for a root runner's sandbox."""
+def filter_program() -> bytes:
+    """The compiled filter (BPF), as bwrap's ``--seccomp`` reads it."""
     try:
         import pyseccomp as seccomp
     except (ImportError, OSError) as exc:  # pyseccomp loads libseccomp.so.2 when imported
@@ -50,8 +43,6 @@ def filter_program(*, may_mount: bool = False) -> bytes:
         )
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     for call in REFUSED:
-        if may_mount and call in MOUNTS:
-            continue
         try:
             rules.add_rule(seccomp.ERRNO(errno.EPERM), call)
         except (ValueError, RuntimeError):  # a call this architecture does not have

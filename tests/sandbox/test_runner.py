@@ -156,6 +156,8 @@ attempt("write", "import os\\nfor p in ['/usr/x', '/x', '/etc/x']:\\n try: open(
         " except OSError: pass\\nopen('/app/output/y', 'w').write('y'); print('done')")
 attempt("userns", "import subprocess\\nnested = subprocess.run(['unshare', '-U', 'true']).returncode == 0\\n"
         "print('nested' if nested else 'refused')")
+attempt("mounts", "print([line for line in open('/proc/self/mountinfo') if ' /app/output ' in line][0])")
+report["out"] = str(out)
 private = root / "private-runtime"  # a runtime this user may enter but not read
 (private / "bin").mkdir(parents=True)
 (private / "bin" / "python3").symlink_to("/usr/bin/python3")
@@ -205,5 +207,10 @@ def test_unprivileged_runner() -> None:
     assert int(report["fork"]["stdout"].strip()) < 20
     assert report["write"]["stdout"].strip() == "done"
     assert report["userns"]["stdout"].strip() == "refused"
+    # Its output folder is an overlay mounted in a user namespace of the run's (sandbox/overlays.py): the mount
+    # table does not give its host path.
+    line = report["mounts"]["stdout"]
+    assert line.split()[3:5] == ["/", "/app/output"] and " - overlay podium " in line, line
+    assert Path(report["out"]).parent.name not in line, line  # the host folder's random name
     assert "cannot read the runtime" in report["private"] and "private-runtime" in report["private"]
     assert "cannot be made" in report["cgroup"] and "PODIUM_SANDBOX_ALLOW_NO_CGROUP=true" in report["cgroup"]
