@@ -156,7 +156,13 @@ attempt("write", "import os\\nfor p in ['/usr/x', '/x', '/etc/x']:\\n try: open(
         " except OSError: pass\\nopen('/app/output/y', 'w').write('y'); print('done')")
 attempt("userns", "import subprocess\\nnested = subprocess.run(['unshare', '-U', 'true']).returncode == 0\\n"
         "print('nested' if nested else 'refused')")
-attempt("mounts", "print([line for line in open('/proc/self/mountinfo') if ' /app/output ' in line][0])")
+data = root / "data"  # a read-only folder too
+data.mkdir()
+(data / "gold.txt").write_text("gold")
+shown = run(["python3", "-c", "print(open('/app/input/gold.txt').read()); print(open('/proc/self/mountinfo').read())"],
+            [Bind(out, "/app/output", writable=True), Bind(data, "/app/input")], cwd="/app/output", logs=logs,
+            limits=Limits(wall_seconds=5, require_cgroup=False), runtime=runtime_at("/usr"))
+report["mounts"] = {"ok": shown.ok, "stdout": shown.stdout.decode()}
 report["out"] = str(out)
 private = root / "private-runtime"  # a runtime this user may enter but not read
 (private / "bin").mkdir(parents=True)
@@ -209,8 +215,11 @@ def test_unprivileged_runner() -> None:
     assert report["userns"]["stdout"].strip() == "refused"
     # Its output folder is an overlay mounted in a user namespace of the run's (sandbox/overlays.py): the mount
     # table does not give its host path.
-    line = report["mounts"]["stdout"]
-    assert line.split()[3:5] == ["/", "/app/output"] and " - overlay podium " in line, line
-    assert Path(report["out"]).parent.name not in line, line  # the host folder's random name
+    shown = report["mounts"]["stdout"]
+    assert report["mounts"]["ok"] and shown.startswith("gold\n"), shown
+    for target in ("/app/output", "/app/input"):
+        (line,) = [line for line in shown.splitlines() if f" {target} " in line]
+        assert line.split()[3:5] == ["/", target] and " - overlay podium " in line, line
+    assert Path(report["out"]).parent.name not in shown, shown  # the host folders' random name
     assert "cannot read the runtime" in report["private"] and "private-runtime" in report["private"]
     assert "cannot be made" in report["cgroup"] and "PODIUM_SANDBOX_ALLOW_NO_CGROUP=true" in report["cgroup"]
