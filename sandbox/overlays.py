@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 UNSHARE = "/usr/bin/unshare"
+SETPRIV = "/usr/bin/setpriv"
 MOUNT = "/usr/bin/mount"
 #: Where the empty lower layer is mounted, in the run's mount namespace alone.
 EMPTY = "/mnt"
@@ -64,7 +65,7 @@ def work_folder(source: Path, index: int) -> Path:
 def usable(root: bool) -> bool:
     """Whether this process can start a run in a mount namespace (and, not ``root``, a user namespace) of its own,
     and mount there (a kernel or a security module may allow the namespace and refuse the mount)."""
-    if not (os.access(UNSHARE, os.X_OK) and os.access(MOUNT, os.X_OK) and os.path.isdir(EMPTY)):
+    if not (all(os.access(path, os.X_OK) for path in (UNSHARE, MOUNT, SETPRIV)) and os.path.isdir(EMPTY)):
         return False
     argv = [UNSHARE, "-m", "--propagation", "private", MOUNT, "-n", "-t", "tmpfs", "-o", "size=4k", "podium", EMPTY]
     if not root:
@@ -96,7 +97,10 @@ def prefix(mounts: Sequence[tuple[str, str, str]], *, root: bool) -> list[str]:
             name = work_folder(Path(source), writable - 1).name
             triples += ["ro" if option == "--ro-bind" else "rw", os.path.realpath(source), name]
     users = [] if root else ["-U", "-r"]
-    return [UNSHARE, *users, "-m", "--propagation", "private", "--", "/bin/sh", "-c", SETUP, "sh", *triples, "--"]
+    # Killed with the runner, as bwrap is (--die-with-parent) once it starts: a runner that dies during the setup
+    # step would otherwise leave bwrap to start without a parent.
+    namespaces = [UNSHARE, *users, "-m", "--propagation", "private", "--"]
+    return [SETPRIV, "--pdeathsig", "KILL", "--", *namespaces, "/bin/sh", "-c", SETUP, "sh", *triples, "--"]
 
 
 def prepare(sources: Sequence[Path]) -> None:

@@ -44,16 +44,18 @@ def program_cluster(pg: Database, redis_url: str, prefix: str, tmp_path: Path) -
     yield from make_cluster(pg, redis_url, prefix, tmp_path, lease_seconds="3", program_runtimes=runtimes_table())
 
 
-def sandboxes_with(marker: str) -> list[int]:
-    """The processes whose command line holds ``marker`` (the program's, inside its sandbox)."""
+def sandboxes_with(marker: str, *, program: bool = False) -> list[int]:
+    """The processes whose command line holds ``marker`` (the sandbox's, and with ``program`` the program's own,
+    whose command is ``python3``: the sandbox has started)."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
+                line = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
+            if marker.encode() in line and (not program or line.startswith(b"python3\0")):
+                found.append(int(entry.name))
     return found
 
 
@@ -107,7 +109,7 @@ def test_a_worker_killed_mid_program_takes_its_sandbox_along_and_another_worker_
     assert sent.status_code == 202, sent.text
     submission_id = sent.json()["id"]
 
-    wait_for(lambda: bool(sandboxes_with(marker)), 60, "the first worker's program to start")
+    wait_for(lambda: bool(sandboxes_with(marker, program=True)), 60, "the first worker's program to start")
     assert row(pg, submission_id).status == "running"
     first.kill()  # mid-program: the worker and its pool child die at once
     wait_for(lambda: not sandboxes_with(marker), 30, "the sandbox to die with its worker")
