@@ -84,18 +84,16 @@ def prefix(mounts: Sequence[tuple[str, str, str]], *, root: bool) -> list[str]:
     """The command that starts a run whose ``mounts`` (bwrap option, source, target) show as overlays: the setup
     step, which ends by running what follows it. Empty where the folders are bound as they are."""
     folders = [(option, source) for option, source, _ in mounts if option in ("--ro-bind", "--bind")]
-    hidden = [(option, source) for option, source in folders if _folder(source)]
-    below = [source for _, source in folders if source == EMPTY or source.startswith(EMPTY + "/")]
-    if not hidden or below or not usable(root):
-        return []
     triples: list[str] = []
-    writable = 0
-    for option, source in folders:  # the writable ones are counted as ``prepare`` counts them
-        if option == "--bind":
-            writable += 1
-        if (option, source) in hidden:
+    writable = 0  # the writable folders are counted as ``prepare`` counts them
+    for option, source in folders:
+        writable += option == "--bind"
+        if _folder(source):
             name = work_folder(Path(source), writable - 1).name
             triples += ["ro" if option == "--ro-bind" else "rw", os.path.realpath(source), name]
+    below = any(source == EMPTY or source.startswith(EMPTY + "/") for _, source in folders)
+    if not triples or below or not usable(root):
+        return []
     users = [] if root else ["-U", "-r"]
     # Killed with the runner, as bwrap is (--die-with-parent) once it starts: a runner that dies during the setup
     # step would otherwise leave bwrap to start without a parent.
@@ -107,7 +105,7 @@ def prepare(sources: Sequence[Path]) -> None:
     """Make the work folders of the writable folders ``sources``, in the order of their binds (before the run)."""
     clean(sources)
     for index, source in enumerate(sources):
-        if source.is_dir() and not source.is_symlink():
+        if _folder(str(source)):
             work_folder(source, index).mkdir(mode=0o700)
 
 

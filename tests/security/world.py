@@ -191,7 +191,6 @@ class World:
         self.sessions: dict[str, tuple[str, str]] = {}
         self._stack = ExitStack()
         self._watch = WriteWatch()
-        self._stack.callback(self._watch.close)
         _clear(db)
         try:
             self._build()
@@ -326,16 +325,15 @@ class World:
         """Whether any row differs from the world as built; the tables are compared only after a write."""
         if not self._watch.wrote:
             return False
-        self._watch.wrote = False
-        return _snapshot(self.db) != self._pristine
+        self._watch.wrote = _snapshot(self.db) != self._pristine  # compared again until it is restored
+        return self._watch.wrote
 
     def restore(self) -> None:
         """Put every row back as built and start a new app (its caches knew the changed world)."""
         self._stack.close()
         _restore(self.db, self._pristine)
         assert _snapshot(self.db) == self._pristine
-        self._watch = WriteWatch()
-        self._stack.callback(self._watch.close)
+        self._watch.wrote = False
         self.client = self._start()
 
     def params(self) -> dict[str, Any]:
@@ -344,6 +342,7 @@ class World:
 
     def close(self) -> None:
         self._stack.close()
+        self._watch.close()
         _clear(self.db)
 
 
