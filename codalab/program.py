@@ -23,7 +23,6 @@ import math
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +34,7 @@ import yaml
 from codalab.archives import ArchiveProblem, unpack
 from codalab.bounded_yaml import load_bounded
 from sandbox import Bind, Limits, RunResult, Runtime, run
-from sandbox.cleanup import remove_tree
+from sandbox.cleanup import run_folder
 
 APP = "/app"
 #: The v1.5 placeholders and what they stand for inside the sandbox.
@@ -261,8 +260,8 @@ def run_program(
     operator's). Whatever the submission makes the program do is in the outcome.
     """
     bounds = {"max_bytes": 4 * 1024**3, "max_entries": 100_000, **(unpack_limits or {})}
-    space = Workspace(Path(tempfile.mkdtemp(prefix="podium-program-", dir=scratch)))
-    try:
+    with run_folder("podium-program-", scratch) as folder:
+        space = Workspace(folder)
         for folder in (space.output, space.logs, space.root / "shared", space.res):
             folder.mkdir(parents=True)
         unpack(program, space.program, what="scoring program", **bounds)
@@ -285,8 +284,6 @@ def run_program(
             isolation=isolation,
         )
         return _outcome(result, space.output)
-    finally:
-        remove_tree(space.root)
 
 
 def _outcome(result: RunResult, output: Path) -> ProgramOutcome:

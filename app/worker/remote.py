@@ -36,6 +36,7 @@ from app.worker.remote_errors import LeaseLost, Refused
 from app.worker.remote_scoring import score_one
 from codalab.archives import ArchiveProblem
 from sandbox import RuntimeProblem, SandboxUnavailable, choose_runtime
+from sandbox.cleanup import run_folder
 from sandbox.gpus import Gpu, GpuProblem, detect, hold
 
 log = logging.getLogger(__name__)
@@ -146,8 +147,8 @@ class RemoteWorker:
             return replace(run_code(program, inputs, code, placed), device=gpu.describe())
 
     def run_one(self, run: dict[str, Any]) -> None:
-        with tempfile.TemporaryDirectory(prefix="podium-fetch-") as folder:
-            program, inputs = Path(folder) / "program.zip", Path(folder) / "inputs.zip"
+        with run_folder("podium-fetch-") as folder:
+            program, inputs = folder / "program.zip", folder / "inputs.zip"
             self._call("GET", run["program_url"], sink=program)
             self._call("GET", run["inputs_url"], sink=inputs)
             self._run_fetched(run, program, inputs)

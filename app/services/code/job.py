@@ -13,7 +13,6 @@ again (``max_attempts`` in all).
 from __future__ import annotations
 
 import logging
-import tempfile
 from collections.abc import Callable
 from contextlib import ExitStack
 from functools import partial
@@ -34,6 +33,7 @@ from app.storage.models import CodeRun
 from app.storage.types import utcnow
 from codalab.archives import ArchiveProblem
 from sandbox import RuntimeProblem, SandboxUnavailable, choose_runtime
+from sandbox.cleanup import run_folder
 from scorers import ScorerError, ValidationError
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ def run_code_job(ctx: JobContext, run_id: int) -> None:
         ),
     ):
         where = isolation(ctx.settings, held)
-        folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="podium-fetch-", dir=where.scratch))
+        folder = stack.enter_context(run_folder("podium-fetch-", where.scratch))
         program, inputs = retry(
             f"reading the program of code run {run_id}",
             lambda: ctx.read(lambda s: execution.fetch(s, held, Path(folder))),

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from app.services.code.settings import CodeSettings
 from codalab.archives import ArchiveProblem, Zip, pack_folder, unpack
 from codalab.program import PROGRAM_ENV, ProgramProblem, find_metadata, read_command
 from sandbox import Bind, Limits, RunResult, Runtime, run
-from sandbox.cleanup import remove_tree
+from sandbox.cleanup import run_folder
 from sandbox.limits import MIB
 
 #: How much a program's zip and the inputs may unpack to, and how many entries they may hold.
@@ -111,8 +110,7 @@ def run_code(program: Zip, inputs: Zip, code: CodeSettings, where: Isolation) ->
         require_cgroup=where.require_cgroup,
         address_space=not where.devices,
     )
-    space = Path(tempfile.mkdtemp(prefix="podium-code-", dir=where.scratch))
-    try:
+    with run_folder("podium-code-", where.scratch) as space:
         for folder in ("input", "output", "logs"):
             (space / folder).mkdir()
         unpack(inputs, space / "input", what="phase's inputs", **UNPACK)
@@ -150,5 +148,3 @@ def run_code(program: Zip, inputs: Zip, code: CodeSettings, where: Isolation) ->
         if isinstance(taken, CodeOutcome):
             return CodeOutcome(result, failure=taken.failure)
         return CodeOutcome(result, predictions=taken)
-    finally:
-        remove_tree(space)

@@ -4,6 +4,8 @@ the job resumes on another worker, scored once and counted once."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +20,7 @@ from app.services.submissions import quota
 from app.storage.db import Database
 from app.storage.models import Phase, ProgramRun, Score, Submission
 from app.storage.types import utcnow
+from sandbox.cleanup import LOCK
 from scorers.generic.program import pack_gold
 from tests.app.builders import bundle_file, make_user, phase_spec
 from tests.app.distributed.cluster import pids_of, wait_for
@@ -56,6 +59,29 @@ def sandboxes_with(marker: str, *, program: bool = False) -> list[int]:
                 continue
             if marker.encode() in line and (not program or line.startswith(b"python3\0")):
                 found.append(int(entry.name))
+    return found
+
+
+def folders_held_by(pid: int) -> set[Path]:
+    """The run folders that process ``pid`` or a process below it holds (their lock file open: ``run_folder``)."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                parents[int(entry.name)] = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+    family, grown = {pid}, True
+    while grown:
+        below = {child for child, parent in parents.items() if parent in family} - family
+        family |= below
+        grown = bool(below)
+    found = set()
+    for member in family:
+        with contextlib.suppress(OSError):
+            for fd in Path(f"/proc/{member}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    target = Path(os.readlink(fd))
+                    if target.name == LOCK:
+                        found.add(target.parent)
     return found
 
 
@@ -111,6 +137,8 @@ def test_a_worker_killed_mid_program_takes_its_sandbox_along_and_another_worker_
 
     wait_for(lambda: bool(sandboxes_with(marker, program=True)), 60, "the first worker's program to start")
     assert row(pg, submission_id).status == "running"
+    folders = folders_held_by(first.pid)
+    assert folders and all(folder.is_dir() for folder in folders), folders
     first.kill()  # mid-program: the worker and its pool child die at once
     wait_for(lambda: not sandboxes_with(marker), 30, "the sandbox to die with its worker")
 
@@ -128,3 +156,5 @@ def test_a_worker_killed_mid_program_takes_its_sandbox_along_and_another_worker_
     assert [(s.round, s.metrics) for s in scores] == [(1, {"accuracy": 1.0, "lines": 4.0})]
     assert [(r.round, r.exit_code) for r in runs] == [(1, 0)]
     assert (usage.total_used, usage.total_left) == (1, 1)
+    # The killed run's folder (its unpacked program, reference data and submission) went with the next run.
+    assert not any(folder.exists() for folder in folders), folders
