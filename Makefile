@@ -129,14 +129,15 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy scorers leaderboard baselines sandbox codalab
 
-# The tests in parallel (pytest-xdist): most of them wait on servers, browsers, workers and leases,
-# so more workers than cores pay off; tests sharing a module's fixture stay on one worker
-# (tests/conftest.py). TEST_WORKERS=0 runs them in this one process.
+# The tests in parallel (pytest-xdist): many of them wait on servers, browsers, workers and leases, so one
+# worker more than the cores pays off; more than that costs CPU (each worker's own set-up, and every process of
+# the tests slower with more of them sharing the cores: bench/RESULTS.md, "The test suite"). Tests sharing a
+# module's fixture stay on one worker (tests/conftest.py). TEST_WORKERS=0 runs them in this one process.
 # The S3 store's tests (and the distributed ones, whose files go to object storage) use one S3-protocol
 # server for the whole run: moto's (`moto[server]`, a test tool), started here on a free port and stopped after.
 # The sources are byte-compiled first: where PYTHONDONTWRITEBYTECODE is set, every server, worker and command a
 # test starts would otherwise compile each module it imports again (about 0.15 s of CPU for a server's start).
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 test: lint /usr/bin/chromium /usr/bin/bwrap /usr/sbin/haproxy runtimes $(AXE_DIR)/node_modules/axe-core/axe.min.js
 	@$(PY) -m compileall -q -j 0 app scorers leaderboard baselines sandbox codalab tests bench > /dev/null
 	@port=$$($(PY) -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'); \
