@@ -260,8 +260,8 @@ def run_program(
     operator's). Whatever the submission makes the program do is in the outcome.
     """
     bounds = {"max_bytes": 4 * 1024**3, "max_entries": 100_000, **(unpack_limits or {})}
-    with run_folder("podium-program-", scratch) as folder:
-        space = Workspace(folder)
+    with run_folder("podium-program-", scratch) as run_root:
+        space = Workspace(run_root)
         for folder in (space.output, space.logs, space.root / "shared", space.res):
             folder.mkdir(parents=True)
         unpack(program, space.program, what="scoring program", **bounds)

@@ -40,7 +40,7 @@ def run_folder(prefix: str, scratch: Path | None = None) -> Iterator[Path]:
     was killed, a worker by SIGKILL or the machine's OOM killer) are removed first, so that disk does not fill
     with the unpacked inputs of killed runs. The lock works across processes, containers and PID namespaces that
     share the folder."""
-    parent = Path(scratch) if scratch is not None else Path(tempfile.gettempdir())
+    parent = scratch if scratch is not None else Path(tempfile.gettempdir())
     sweep(parent, prefix)
     folder = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
     held = os.open(folder / LOCK, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600)

@@ -16,7 +16,6 @@ import logging
 from collections.abc import Callable
 from contextlib import ExitStack
 from functools import partial
-from pathlib import Path
 
 from sqlalchemy.orm import Session
 
@@ -72,7 +71,7 @@ def run_code_job(ctx: JobContext, run_id: int) -> None:
         folder = stack.enter_context(run_folder("podium-fetch-", where.scratch))
         program, inputs = retry(
             f"reading the program of code run {run_id}",
-            lambda: ctx.read(lambda s: execution.fetch(s, held, Path(folder))),
+            lambda: ctx.read(lambda s: execution.fetch(s, held, folder)),
         )
         outcome = placement.run_here(ctx, held, program, inputs, where)
         if outcome.predictions is not None:
