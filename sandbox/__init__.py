@@ -10,7 +10,8 @@ sandbox and ``sandbox.runner`` for how a run is watched.
 
 from sandbox.bwrap import Bind
 from sandbox.limits import Limits
-from sandbox.runner import ISOLATIONS, RunResult, SandboxUnavailable, check_available, run, tree_size
+from sandbox.output import tree_size
+from sandbox.runner import ISOLATIONS, RunResult, SandboxUnavailable, check_available, run
 from sandbox.runtimes import (
     DEFAULT_KEY,
     Runtime,

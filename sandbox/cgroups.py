@@ -5,8 +5,9 @@ children. A cgroup holds for the whole run: the runner makes one per run, bwrap 
 (a shell writes its own process id into the group, then becomes bwrap), so every process of the
 sandbox is in it from its first instruction. The group caps memory (``memory.max`` / v1
 ``memory.limit_in_bytes``, swap included), processes and threads (``pids.max``) and, when the limits
-ask for it, CPU (``cpu.max`` / v1 ``cpu.cfs_quota_us``). After the run the runner reads the peak memory
-and whether the kernel killed a process for memory, then removes the group.
+ask for it, CPU (``cpu.max`` / v1 ``cpu.cfs_quota_us``). While the run goes the runner watches how many of its
+processes the kernel killed for memory (``oom_kills``) and stops the whole run at the first; after it, the runner
+reads the peak memory and that count, then removes the group.
 
 Two layouts are understood, as ``/proc/self/mountinfo`` and ``/proc/self/cgroup`` describe them:
 

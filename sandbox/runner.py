@@ -1,11 +1,13 @@
 """Running one command in the sandbox and watching it: wall clock, output size, how it ended.
 
-``run`` starts the command (see ``sandbox.bwrap`` for what the sandbox is), waits on a pidfd so that
-a quick program costs no polling delay, and every ``WATCH_SECONDS`` adds up what the run wrote to its
-writable folders and its two logs. Past the wall time or the output limit the whole sandbox is killed
-(SIGKILL to the sandbox's first process, whose PID namespace takes every other process of the run with it),
-and the runner returns only once that process, and so every process of its PID namespace, is gone. stdout and
-stderr go to files outside the sandbox, capped like any file the program writes, and only their ends are kept.
+``run`` starts the command (see ``sandbox.bwrap`` for what the sandbox is), waits on a pidfd so that a quick
+program costs no polling delay, and every ``WATCH_SECONDS`` adds up what the run wrote to its writable folders and
+its two logs and looks whether the kernel killed one of its processes for its cgroup's memory. Past the wall time or
+the output limit, or at that first kill for memory (the run has failed, and the rest of it would hold the worker
+until it ends or times out), the whole sandbox is killed (SIGKILL to its first process, whose PID namespace takes
+every other process of the run with it), and the runner returns only once that process, and so every process of
+its PID namespace, is gone. stdout and stderr go to files outside the sandbox, capped like any file the program
+writes, and only their ends are kept.
 
 ``isolation="none"`` runs the command without bwrap, with the same limits that ``prlimit`` can set and
 a clean environment, the bind targets in its arguments replaced by the host folders. It protects
@@ -24,13 +26,14 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox import cgroups, overlays
 from sandbox.bwrap import BWRAP, PRLIMIT, Bind, command_line, hand_over, memory_file, overlay_setup, sandbox_uid
 from sandbox.limits import MIB, Limits
+from sandbox.output import over, tail
 from sandbox.runtimes import Runtime, RuntimeProblem, check_readable
 from sandbox.seccomp import SeccompUnavailable, filter_program
 
@@ -134,33 +137,6 @@ def check_available(*, require_cgroup: bool) -> None:
         group = _group(Limits(wall_seconds=10, processes=64), required=True)
         if group is not None:
             group.remove()
-
-
-def tree_size(folder: Path, max_entries: int) -> tuple[int, int]:
-    """Bytes and entries under ``folder`` (links not followed); stops counting past ``max_entries``."""
-    total, entries, stack = 0, 0, [str(folder)]
-    while stack and entries <= max_entries:
-        try:
-            with os.scandir(stack.pop()) as it:
-                for entry in it:
-                    entries += 1
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            stack.append(entry.path)
-                        else:
-                            total += entry.stat(follow_symlinks=False).st_blocks * 512
-                    except OSError:
-                        continue
-        except OSError:
-            continue
-    return total, entries
-
-
-def _tail(path: Path, keep: int) -> tuple[bytes, int]:
-    with path.open("rb") as file:
-        size = os.fstat(file.fileno()).st_size
-        file.seek(max(0, size - keep))
-        return file.read(keep), size
 
 
 def _translate(argv: Sequence[str], cwd: str, binds: Sequence[Bind]) -> tuple[list[str], str]:
@@ -322,7 +298,8 @@ def run(
     sandbox_pid = _first_pid(info_read) if info_read >= 0 else None
     timed_out = exceeded = False
     try:
-        timed_out, exceeded = _watch(process, sandbox_pid, started, limits, [*watched, out_path, err_path])
+        kills = group.oom_kills if group is not None else None
+        timed_out, exceeded = _watch(process, sandbox_pid, started, limits, [*watched, out_path, err_path], kills)
     finally:
         if process.poll() is None:
             _kill(process, sandbox_pid)
@@ -336,9 +313,9 @@ def run(
             group.remove()
         overlays.clean(watched)
     elapsed = time.monotonic() - started
-    exceeded = exceeded or _over(limits, [*watched, out_path, err_path])
-    stdout, out_size = _tail(out_path, limits.log_tail_bytes)
-    stderr, err_size = _tail(err_path, limits.log_tail_bytes)
+    exceeded = exceeded or over(limits, [*watched, out_path, err_path])
+    stdout, out_size = tail(out_path, limits.log_tail_bytes)
+    stderr, err_size = tail(err_path, limits.log_tail_bytes)
     code = process.returncode
     # bwrap reports a program killed by a signal as 128 + the signal, as a shell does.
     sig = -code if code < 0 else (code - 128 if code > 128 and code - 128 in _SIGNALS else None)
@@ -358,22 +335,16 @@ def run(
     )
 
 
-def _over(limits: Limits, watched: Sequence[Path]) -> bool:
-    total = entries = 0
-    for path in watched:
-        if path.is_dir():
-            size, count = tree_size(path, limits.output_entries)
-            total, entries = total + size, entries + count
-        else:
-            with contextlib.suppress(OSError):
-                total += path.stat().st_blocks * 512
-    return total > limits.output_bytes or entries > limits.output_entries
-
-
 def _watch(
-    process: subprocess.Popen[bytes], sandbox_pid: int | None, started: float, limits: Limits, watched: Sequence[Path]
+    process: subprocess.Popen[bytes],
+    sandbox_pid: int | None,
+    started: float,
+    limits: Limits,
+    watched: Sequence[Path],
+    oom_kills: Callable[[], int] | None = None,
 ) -> tuple[bool, bool]:
-    """Wait for the process; (timed out, output exceeded) when it had to be killed."""
+    """Wait for the process; (timed out, output exceeded) when it had to be killed. Killed too once ``oom_kills``
+    (its cgroup's count, which the result reads afterwards) says the kernel killed one of its processes for memory."""
     pidfd = os.pidfd_open(process.pid)
     try:
         poller = select.poll()
@@ -385,8 +356,11 @@ def _watch(
                 return True, False
             if poller.poll(int(min(remaining, WATCH_SECONDS) * 1000) + 1):
                 return False, False
-            if _over(limits, watched):
+            if over(limits, watched):
                 _kill(process, sandbox_pid)
                 return False, True
+            if oom_kills is not None and oom_kills():
+                _kill(process, sandbox_pid)
+                return False, False
     finally:
         os.close(pidfd)
