@@ -48,6 +48,7 @@ if __package__ in (None, ""):  # run as a script (`python bench/score_bench.py`,
 from bench.score_inputs import SCORERS, build_inputs  # noqa: E402
 from bench.score_report import MB, Measure, legend, render, verdict  # noqa: E402
 from scorers import get_scorer, scorer_class, scorer_names, unpack_submission  # noqa: E402
+from scorers.io import release_freed_memory  # noqa: E402
 
 #: Peak memory per input byte assumed before a smaller scale of the same scorer has been measured.
 DEFAULT_BYTES_PER_INPUT_BYTE = 8.0
@@ -161,6 +162,7 @@ def child_scorer(name: str, gold: Path, submission: Path, profile: int) -> dict[
     del submission_bytes  # and the submission's once it is read, as `podium score` drops them (app/cli/scoring.py)
     parsed = scorer.parse_submission(content, scorer.public_view(parsed_gold))
     del content
+    release_freed_memory(gold.stat().st_size + submission.stat().st_size)  # as `podium score` does
     marks.append(_stamp())
     report = scorer.compute(parsed_gold, parsed)
     marks.append(_stamp())

@@ -105,13 +105,14 @@ def score(
     import gc
 
     from scorers import OptionsError, ScorerError, get_scorer, unpack_submission
-    from scorers.io import gc_paused
+    from scorers.io import gc_paused, release_freed_memory
 
     options = load_options(config)
     try:
         instance = get_scorer(scorer, options)
         gold_bytes = read_file(gold, "gold file")
         submission_bytes = read_file(submission, "submission")
+        dropped = len(gold_bytes) + len(submission_bytes)
         # One pause for all three steps: between separate pauses the collector would walk
         # everything parsed so far (see gc_paused).
         with gc_paused():
@@ -121,9 +122,11 @@ def score(
             del submission_bytes
             parsed = instance.parse_submission(content, instance.public_view(gold_data))
             del content
+            release_freed_memory(dropped)  # the files' memory back before the statistics are made: a lower peak
             report = instance.compute(gold_data, parsed).to_dict()
             # The report holds none of the parsed files: they are not held while it is written (a lower peak).
             del gold_data, parsed
+            release_freed_memory(dropped)  # and theirs, before the report's text is made
             # The report holds no cycles, but the collector's first pass after the pause would walk all of it
             # (young objects all) while it is written.
             # Frozen objects are left out of every pass; reference counting still frees them.

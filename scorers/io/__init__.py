@@ -9,14 +9,15 @@ naming the line, column or key.
 The package's modules, each one concept: ``text`` (decoding), ``collector`` (``gc_paused``),
 ``strict_json`` (one JSON document), ``json_object`` (a top-level object read member by member),
 ``plain_json`` (JSON Lines parsed by orjson where it gives the strict decoder's values),
-``rows`` (JSON Lines, TSV, CSV), ``writing`` (the sample submissions' bytes) and ``zipped`` (a
-zipped submission). The names callers use are all here.
+``rows`` (JSON Lines, TSV, CSV), ``writing`` (the sample submissions' bytes), ``zipped`` (a
+zipped submission) and ``memory`` (the memory of dropped files given back). The names callers use are all here.
 """
 
 from __future__ import annotations
 
 from scorers.io.collector import gc_paused
 from scorers.io.json_object import JSON_OBJECT_WINDOW, iter_json_object
+from scorers.io.memory import release_freed_memory
 from scorers.io.rows import iter_delimited, iter_json_lines, iter_tsv, read_tsv
 from scorers.io.strict_json import load_json, loads_strict, strict_decoder
 from scorers.io.text import BOM, decode_text
@@ -48,6 +49,7 @@ __all__ = [
     "load_json",
     "loads_strict",
     "read_tsv",
+    "release_freed_memory",
     "strict_decoder",
     "unpack_submission",
 ]
