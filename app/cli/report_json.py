@@ -44,18 +44,31 @@ _DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _NOT_SEPARATORS = bytes(byte for byte in range(256) if byte not in b'",:')
 
 
+#: The size of the pieces ``_digit_before_e_minus`` translates.
+_PIECE = 1 << 18
+
+
+def _digit_before_e_minus(text: bytes) -> bool:
+    """Whether a digit followed by ``e-`` is in ``text``: with every digit as ``0``, one search, piece by piece (each
+    piece's last two bytes read again with the next), so that a copy of a large report's whole text is not held."""
+    return any(
+        b"0e-" in text[start : start + _PIECE + 2].translate(_DIGITS)
+        for start in range(0, max(len(text) - 2, 1), _PIECE)
+    )
+
+
 #: What in orjson's compact text may be written otherwise by ``json.dumps``, each as a test of the text.
 SIGNS: dict[str, Callable[[bytes], bool]] = {
     "null": lambda text: b"null" in text,  # None, NaN or an infinity
     "float in [1e-5, 1e-4)": lambda text: b"0.0000" in text,
-    "float below 1e-5": lambda text: b"0e-" in text.translate(_DIGITS),
+    "float below 1e-5": lambda text: _digit_before_e_minus(text),
     "quote in a string": lambda text: b'\\"' in text,
     "comma or colon in a string": lambda text: b'"' in text.translate(None, _NOT_SEPARATORS).replace(b'""', b""),
 }
 
 
 #: The compact text is spaced and decoded a part at a time: a part's copies, not the whole text's, are held.
-PART = 1 << 20
+PART = 1 << 16
 
 
 def report_json(report: Any, signs: Iterable[Callable[[bytes], bool]] = SIGNS.values()) -> str:

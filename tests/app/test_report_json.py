@@ -13,6 +13,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from app.cli import report_json as report_json_module
 from app.cli.report_json import SIGNS, report_json, report_json_parts
 
 #: Characters that JSON's strings escape or that the checks look for, beside any character at all (lone
@@ -107,6 +108,20 @@ def test_each_check_is_needed(left_out: str) -> None:
         if other != left_out:
             kept = [sign for name, sign in SIGNS.items() if name != other]
             assert _written(witness, signs=kept) == _dumps(witness), other
+
+
+def test_a_tiny_float_is_seen_wherever_it_falls_among_the_pieces_searched() -> None:
+    """The check for a float below 1e-5 reads a large text piece by piece (no copy of the whole text held): a
+    ``7e-`` across the end of a piece, at the text's start or end, is found as in the whole text."""
+    piece = report_json_module._PIECE
+    for size in (piece - 1, piece, piece + 1, piece + 2, 2 * piece + 3):
+        for at in {0, piece - 3, piece - 2, piece - 1, piece, size - 3}:
+            text = bytearray(b"x" * size)
+            text[at : at + 3] = b"7e-"
+            assert SIGNS["float below 1e-5"](bytes(text)), (size, at)
+            text[at] = ord("a")  # a letter before "e-": no float
+            assert not SIGNS["float below 1e-5"](bytes(text)), (size, at)
+    assert not SIGNS["float below 1e-5"](b"") and not SIGNS["float below 1e-5"](b"e-")
 
 
 @settings(max_examples=3000, deadline=None)
