@@ -1,10 +1,12 @@
 """Regression metrics of paired gold and predicted numbers: correlations (as SciPy's) and errors.
 
 ``scores`` gives Pearson's r, Spearman's rho and Kendall's tau-b (the numbers of ``scipy.stats.pearsonr``,
-``spearmanr`` and ``kendalltau``, bit for bit, computed by ``scorers.families.correlation`` without importing SciPy,
-whose import is about 0.6 s), the mean absolute error, the root mean squared error and R² (as scikit-learn's
-``r2_score``: 1 - residual sum of squares / total sum of squares, 1 for a perfect fit of constant gold and 0 for an
-imperfect one; where scikit-learn's quotient overflows to -inf, the most negative finite number).
+``spearmanr`` and ``kendalltau``, computed by ``scorers.families.correlation`` without importing SciPy, whose import
+is about 0.6 s, and the same on every machine: Spearman's and Kendall's bit for bit, Pearson's within a few units in
+the last place, where SciPy's last bit depends on the machine's BLAS), the mean absolute error, the root mean
+squared error and R² (as scikit-learn's ``r2_score``: 1 - residual sum of squares / total sum of squares, 1 for a
+perfect fit of constant gold and 0 for an imperfect one; where scikit-learn's quotient overflows to -inf, the most
+negative finite number).
 A correlation is undefined when either side is constant or there are fewer than two pairs: it is 0 then (scipy would
 say NaN, which no average or ranking can use). No pair at all gives 0 for every metric.
 """
