@@ -3,7 +3,8 @@
 ``scores`` gives Pearson's r, Spearman's rho and Kendall's tau-b (the numbers of ``scipy.stats.pearsonr``,
 ``spearmanr`` and ``kendalltau``, computed by ``scorers.families.correlation`` without importing SciPy, whose import
 is about 0.6 s, and the same on every machine: Spearman's and Kendall's bit for bit, Pearson's within a few units in
-the last place, where SciPy's last bit depends on the machine's BLAS), the mean absolute error, the root mean
+the last place, where SciPy's last bit depends on the machine's BLAS; a sample of at most 2,000 ordinary values
+without numpy either, ``regression_plain``, to the same bit), the mean absolute error, the root mean
 squared error and R² (as scikit-learn's ``r2_score``: 1 - residual sum of squares / total sum of squares, 1 for a
 perfect fit of constant gold and 0 for an imperfect one; where scikit-learn's quotient overflows to -inf, the most
 negative finite number).
@@ -29,27 +30,38 @@ METRICS = ("pearson", "spearman", "kendall", "mae", "rmse", "r2")
 LOWER_IS_BETTER = frozenset({"mae", "rmse"})
 
 
-def scores(gold: Sequence[float], predicted: Sequence[float]) -> dict[str, float]:
-    """The metrics of the pairs ``zip(gold, predicted)`` (see the module docstring)."""
+def scores(gold: Sequence[float], predicted: Sequence[float], *, plain: bool = True) -> dict[str, float]:
+    """The metrics of the pairs ``zip(gold, predicted)`` (see the module docstring): for a small sample of ordinary
+    values the same floats computed without numpy (``regression_plain``), else with it. ``plain=False`` where the
+    whole scoring is large (many groups, each small): numpy's import then pays for itself."""
+    if not len(gold):
+        return dict.fromkeys(METRICS, 0.0)
+    from scorers.families import regression_plain
+
+    if plain and regression_plain.applies(gold, predicted):
+        return regression_plain.scores(gold, predicted)
+    return numpy_scores(gold, predicted)
+
+
+def numpy_scores(gold: Sequence[float], predicted: Sequence[float]) -> dict[str, float]:
+    """``scores`` with numpy, for pairs of any size and any values (at least one pair)."""
     import numpy as np
 
     y = np.asarray(gold, dtype=np.float64)
     p = np.asarray(predicted, dtype=np.float64)
-    if not len(y):
-        return dict.fromkeys(METRICS, 0.0)
     errors = p - y
     residual = math.fsum((errors * errors).tolist())
     total = math.fsum(((y - y.mean()) ** 2).tolist())
     out = {
         "mae": math.fsum(np.abs(errors).tolist()) / len(y),
         "rmse": math.sqrt(residual / len(y)),
-        "r2": _r2(residual, total),
+        "r2": r2(residual, total),
     }
     out.update(_correlations(y, p))
     return {m: float(out[m]) for m in METRICS}
 
 
-def _r2(residual: float, total: float) -> float:
+def r2(residual: float, total: float) -> float:
     if not total:
         return 1.0 if residual == 0 else 0.0
     # Gold values a few ulps apart give a total sum of squares near nothing: the quotient can overflow, and the

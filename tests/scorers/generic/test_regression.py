@@ -18,7 +18,9 @@ from scipy import stats
 from sklearn.metrics import mean_absolute_error, r2_score, root_mean_squared_error
 
 from scorers import InvalidSubmission, OptionsError, get_scorer
+from scorers.families import regression, regression_plain
 from scorers.families.regression import scores
+from scorers.families.regression_plain import PLAIN_MAX
 from tests.conftest import podium_probe
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -127,3 +129,31 @@ def test_podium_score_does_not_import_scipy_stats() -> None:
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["metrics"]["spearman"] == 1.0  # the correlations were computed
     assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_podium_score_of_a_small_sample_does_not_import_numpy() -> None:
+    # numpy's import is about 50 ms, most of a test-size run's start-up: a small sample is scored in plain Python.
+    probe = podium_probe("sorted(m for m in sys.modules if m == 'numpy' or m.startswith('numpy.'))")
+    test = ROOT / "examples" / "regression" / "data" / "test.tsv"
+    args = ["score", "--scorer", "regression", "--gold", str(test), "--submission", str(test), "--json"]
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=120, cwd=ROOT, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["metrics"]["pearson"] == 1.0  # the correlations were computed
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("rows", [PLAIN_MAX, PLAIN_MAX + 1])
+def test_numpy_scores_every_group_of_a_large_grouped_scoring(monkeypatch: pytest.MonkeyPatch, rows: int) -> None:
+    """Groups of a few pairs each are small, but together past ``PLAIN_MAX`` they are numpy's to score (faster than
+    Python's loops then); up to it, none of them imports numpy. Both give the same floats."""
+    ways: list[str] = []
+    plain, numpy_way = regression_plain.scores, regression.numpy_scores
+    monkeypatch.setattr(regression_plain, "scores", lambda *a: ways.append("plain") or plain(*a))
+    monkeypatch.setattr(regression, "numpy_scores", lambda *a: ways.append("numpy") or numpy_way(*a))
+    gold = tsv([(f"i{n}", str(n % 7), f"g{n % 40}") for n in range(rows)], ("id", "value", "topic"))
+    submission = json.dumps({f"i{n}": (n * 3) % 5 for n in range(rows)}).encode()
+    report = regress(gold, submission, group_by=["topic"])
+    assert len(report.units) == 40 and len(ways) == 40
+    assert set(ways) == ({"plain"} if rows <= PLAIN_MAX else {"numpy"})
