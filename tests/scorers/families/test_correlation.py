@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
+from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
 
@@ -66,12 +67,12 @@ FEW = (-2.0, -0.5, 0.0, 0.1, 0.2, 0.30000000000000004, 0.3, 1.0, 3.5)
 SCALES = (1.0, 1e-300, 1e-150, 1e6, 1e150, 1e300)
 
 
-def side(n: int) -> st.SearchStrategy[list[float]]:
-    """``n`` values: many ties, or any floats, at one of several magnitudes; or a nearly constant side."""
-    ties = st.sampled_from(SCALES).flatmap(
-        lambda s: st.lists(st.sampled_from([v * s for v in FEW]), min_size=n, max_size=n)
+def side(n: int, scales: Sequence[float] = SCALES, few: Sequence[float] = FEW) -> st.SearchStrategy[list[float]]:
+    """``n`` values: many ties (of ``few``), or any floats, at one of ``scales``; or a nearly constant side."""
+    ties = st.sampled_from(scales).flatmap(
+        lambda s: st.lists(st.sampled_from([v * s for v in few]), min_size=n, max_size=n)
     )
-    spread = st.sampled_from(SCALES).flatmap(
+    spread = st.sampled_from(scales).flatmap(
         lambda s: st.lists(st.floats(min_value=-s, max_value=s), min_size=n, max_size=n)
     )
     # A few ulps apart around one value: SciPy warns that precision may be lost, and still answers.

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from scorers.families import regression, regression_plain
 from scorers.families.regression_plain import PLAIN_BOUND, PLAIN_MAX, applies, pairwise_sum
+from tests.scorers.families.test_correlation import side as correlation_side
 
 
 def exact(values: dict[str, float]) -> dict[str, str]:
@@ -27,16 +28,7 @@ SCALES = (1.0, 1e-300, 1e-150, 1e-5, 1e6, 2e149)  # times FEW, within PLAIN_BOUN
 
 def side(n: int) -> st.SearchStrategy[list[float]]:
     """``n`` values within the plain bound: many ties, any floats, or a few ulps around one value."""
-    ties = st.sampled_from(SCALES).flatmap(
-        lambda s: st.lists(st.sampled_from([v * s for v in FEW]), min_size=n, max_size=n)
-    )
-    spread = st.sampled_from(SCALES).flatmap(
-        lambda s: st.lists(st.floats(min_value=-s, max_value=s), min_size=n, max_size=n)
-    )
-    near = st.sampled_from([1.0, -3.0, 1e-300, 7e149]).flatmap(
-        lambda base: st.lists(st.integers(0, 3).map(lambda k: base * (1 + k * 2.0**-52)), min_size=n, max_size=n)
-    )
-    return st.one_of(ties, spread, near)
+    return correlation_side(n, SCALES, FEW)
 
 
 #: Lengths around the pairwise summation's runs of 8 and blocks of 128, and any other up to 300.
