@@ -61,7 +61,7 @@ def _digit_before_e_minus(text: bytes) -> bool:
 SIGNS: dict[str, Callable[[bytes], bool]] = {
     "null": lambda text: b"null" in text,  # None, NaN or an infinity
     "float in [1e-5, 1e-4)": lambda text: b"0.0000" in text,
-    "float below 1e-5": lambda text: _digit_before_e_minus(text),
+    "float below 1e-5": _digit_before_e_minus,
     "quote in a string": lambda text: b'\\"' in text,
     "comma or colon in a string": lambda text: b'"' in text.translate(None, _NOT_SEPARATORS).replace(b'""', b""),
 }

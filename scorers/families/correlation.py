@@ -11,8 +11,8 @@ one unit in the last place between one and two threads); a score must not depend
 ``tests/scorers/families/test_correlation.py`` compares them with ``scipy.stats.pearsonr``, ``spearmanr`` and
 ``kendalltau`` on generated inputs (ties, nearly constant arrays, large and small magnitudes): Spearman's rho and
 Kendall's tau-b with ``==`` (ranks are integers or halves, whose sums are exact either way), Pearson's r within
-``n`` units of 2**-53 (each side's sum is within that of the exact one), and checks that each is the same with one
-and with several BLAS threads.
+``n`` units of 2**-52 (each order of summing is within ``n`` units of 2**-53 of the exact sum), and checks that each
+is the same with one and with several BLAS threads.
 
 The callers have already set aside what SciPy calls undefined (fewer than two pairs, a constant side); a NaN in
 either array gives NaN, as SciPy's default ``nan_policy="propagate"`` does.
