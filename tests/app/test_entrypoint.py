@@ -56,13 +56,17 @@ def test_the_image_checks_before_it_runs_the_command() -> None:
 
 
 def run_entrypoint(
-    argv: list[str], env: dict[str, str], python: str = sys.executable, user: int | None = None
+    argv: list[str],
+    env: dict[str, str],
+    python: str = sys.executable,
+    user: int | None = None,
+    script: Path = ROOT / "docker" / "entrypoint.py",
 ) -> subprocess.CompletedProcess[str]:
     path = f"{Path(sys.executable).parent}:/usr/bin:/bin"
     return subprocess.run(
-        [python, str(ROOT / "docker" / "entrypoint.py"), *argv],
+        [python, str(script), *argv],
         env={"PATH": path, **env},
-        cwd=ROOT,
+        cwd=script.parent,
         capture_output=True,
         text=True,
         user=user,
@@ -100,15 +104,19 @@ def open_tmp() -> Iterator[Path]:
 def test_a_data_folder_the_user_cannot_write_is_named_with_its_fix(open_tmp: Path) -> None:
     data = open_tmp / "var"
     data.mkdir(mode=0o755)
+    script = ROOT / "docker" / "entrypoint.py"
     if os.getuid() == 0:  # root writes anywhere: run as nobody, with a Python every user may run
         python, user = shutil.which("python3", path="/usr/bin:/bin"), 65534
         if python is None:
             pytest.skip("running as root, and no system python3 that another user could run")
+        # The entry point (standard library only) where that user can read it: the checkout may be in a folder
+        # only its owner may enter.
+        script = Path(shutil.copy(script, open_tmp / script.name))
     else:
         python, user = sys.executable, None
         data.chmod(0o555)
     env = {"PODIUM_DATA_DIR": str(data), "PODIUM_SECRET_KEY": "k" * 64}
-    refused = run_entrypoint(["true"], env, python=python, user=user)
+    refused = run_entrypoint(["true"], env, python=python, user=user, script=script)
     assert refused.returncode == 2
     uid = user if user is not None else os.getuid()
     assert refused.stderr.strip() == (
@@ -116,4 +124,4 @@ def test_a_data_folder_the_user_cannot_write_is_named_with_its_fix(open_tmp: Pat
         f"chown -R {uid} <the host folder mounted there>, or mount a named volume instead"
     )
     data.chmod(0o777)
-    assert run_entrypoint(["true"], env, python=python, user=user).returncode == 0
+    assert run_entrypoint(["true"], env, python=python, user=user, script=script).returncode == 0

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import tempfile
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyseccomp
+
 from sandbox import Bind, Limits, RunResult, run, server_runtime
+from tests.conftest import ROOT
 
 #: Small limits, so that every attack ends quickly.
 TEST_LIMITS = Limits(
@@ -75,3 +81,17 @@ def sandbox_processes(uid: int) -> list[int]:
             except OSError:
                 continue
     return out
+
+
+@contextlib.contextmanager
+def readable_sandbox() -> Iterator[Path]:
+    """A folder holding the sandbox package and its one dependency, where an unprivileged user can read them (for
+    ``PYTHONPATH``): the checkout, and pytest's own temporary folders (0700), may be in folders it cannot enter."""
+    libraries = Path(tempfile.mkdtemp(prefix="podium-unprivileged-", dir="/tmp"))
+    try:
+        libraries.chmod(0o755)
+        shutil.copytree(ROOT / "sandbox", libraries / "sandbox", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(pyseccomp.__file__, libraries)
+        yield libraries
+    finally:
+        shutil.rmtree(libraries)

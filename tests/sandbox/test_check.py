@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.sandbox.support import readable_sandbox
+
 #: A stdlib-only interpreter the unprivileged user can read (the sandbox package needs nothing else).
 PYTHON = shutil.which("python3", path="/usr/bin:/bin")
 CHECK = """
@@ -30,11 +30,16 @@ pytestmark = pytest.mark.skipif(
 
 def as_nobody(require: bool) -> str:
     nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
     assert PYTHON is not None
-    done = subprocess.run(
-        [*nobody, PYTHON, "-c", CHECK.format(require=require)], env=env, capture_output=True, text=True, timeout=120
-    )
+    with readable_sandbox() as libraries:
+        done = subprocess.run(
+            [*nobody, PYTHON, "-c", CHECK.format(require=require)],
+            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(libraries)},
+            cwd="/",
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 
-import pyseccomp
 import pytest
 
 import sandbox.runner
@@ -28,8 +25,7 @@ from sandbox import (
     runtime_at,
     server_runtime,
 )
-from tests.conftest import ROOT
-from tests.sandbox.support import TEST_LIMITS, run_script
+from tests.sandbox.support import TEST_LIMITS, readable_sandbox, run_script
 
 
 def test_program_sees_its_binds_and_a_clean_system(tmp_path: Path) -> None:
@@ -187,13 +183,7 @@ def test_unprivileged_runner() -> None:
     python = Path("/usr/bin/python3")
     if not python.exists():
         pytest.skip("no system /usr/bin/python3 to run the stdlib-only runner as another user")
-    # The runner and its one dependency, where that user can read them: the checkout, and pytest's own
-    # temporary folders (0700), may be in folders it cannot enter.
-    libraries = Path(tempfile.mkdtemp(prefix="podium-unprivileged-", dir="/tmp"))
-    try:
-        libraries.chmod(0o755)
-        shutil.copytree(ROOT / "sandbox", libraries / "sandbox", ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copy(pyseccomp.__file__, libraries)
+    with readable_sandbox() as libraries:
         done = subprocess.run(
             [str(python), "-c", textwrap.dedent(UNPRIVILEGED_DRIVER)],
             user=65534,
@@ -205,8 +195,6 @@ def test_unprivileged_runner() -> None:
             timeout=120,
             check=False,
         )
-    finally:
-        shutil.rmtree(libraries)
     assert done.returncode == 0, done.stderr.decode()
     report = json.loads(done.stdout)
     assert report["network"]["stdout"].strip() == "refused"
