@@ -305,6 +305,11 @@ class Scorer(ABC, Generic[G, P, S]):
         table = self.breakdown(gold, submission, stats) if units is None else {}
         return ScoreReport(self.name, self.version, metrics, table, stats)
 
+    def compute_report(self, gold: G, submission: S) -> dict[str, Any]:
+        """``compute(gold, submission).to_dict()``: the report without its unit statistics, as ``podium score``
+        prints it. A scorer whose statistics are large overrides it so as not to hold them all at once."""
+        return self.compute(gold, submission).to_dict()
+
     @gc_paused()  # the three steps under one pause, so that the collector walks their objects at most once
     def score(self, gold_bytes: bytes, submission_bytes: bytes) -> ScoreReport:
         """Parse both files (unzipping the submission if needed) and compute."""

@@ -123,7 +123,7 @@ def score(
             parsed = instance.parse_submission(content, instance.public_view(gold_data))
             del content
             release_freed_memory(dropped)  # the files' memory back before the statistics are made: a lower peak
-            report = instance.compute(gold_data, parsed).to_dict()
+            report = instance.compute_report(gold_data, parsed)
             # The report holds none of the parsed files: they are not held while it is written (a lower peak).
             del gold_data, parsed
             release_freed_memory(dropped)  # and theirs, before the report's text is made

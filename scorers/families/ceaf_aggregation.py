@@ -10,45 +10,112 @@ from scorers.base import prf
 from scorers.families.ceaf import SIMILARITIES
 
 
+class CeafTotals:
+    """The sums behind ``micro_scores``, ``role_scores`` and ``unit_micro_scores``, gathered in one pass over the
+    documents' statistics (``add``, in document order), so that a caller need not hold every document's statistics
+    at once (``podium score``'s report, ``FamusCdaeScorer.compute_report``). The three functions are this class
+    over a whole list: the same additions in the same order, the same floats."""
+
+    def __init__(
+        self,
+        similarities: Sequence[str] = SIMILARITIES,
+        prefix: str = "ceaf_rme_",
+        roles: Iterable[str] | None = None,
+    ) -> None:
+        self.names = names = tuple(similarities)
+        self.prefix = prefix
+        self.wanted = None if roles is None else set(roles)
+        self.predicted = self.gold = 0.0
+        self.matched = dict.fromkeys(names, 0.0)
+        self.keys = list(zip(names, _metric_keys(names, prefix), strict=True))
+        # Each role's sums added in document order, as the micro sums are: the same floats.
+        self.totals: dict[str, list[float]] = {}
+        # Items with equal sums get one dictionary of scores, shared (read-only): the scores depend on the sums
+        # alone, and most documents of a file share theirs with others (the release's 253 documents hold 109
+        # distinct sums).
+        self.seen: dict[tuple[Any, ...], dict[str, float]] = {}
+
+    def add(self, item: Mapping[str, Any], *, micro: bool = True, roles: bool = True) -> None:
+        """Add one document's statistics to the micro sums and (``roles``) to its roles' sums."""
+        names = self.names
+        if micro:
+            self.predicted += item["predicted"]
+            self.gold += item["gold"]
+            matched = self.matched
+            for name in names:
+                matched[name] += item[name]
+        if not roles:
+            return
+        totals, wanted = self.totals, self.wanted
+        if names == SIMILARITIES and wanted is None:  # the default: both sums spelled out, no loop per role
+            for role, sums in item["roles"].items():
+                total = totals.get(role)
+                if total is None:
+                    total = totals[role] = [0.0] * 4
+                total[0] += sums["predicted"]
+                total[1] += sums["gold"]
+                total[2] += sums["phi3"]
+                total[3] += sums["soft"]
+            return
+        for role, sums in item["roles"].items():
+            if wanted is None or role in wanted:
+                total = totals.get(role)
+                if total is None:
+                    total = totals[role] = [0.0] * (2 + len(names))
+                total[0] += sums["predicted"]
+                total[1] += sums["gold"]
+                for k, name in enumerate(names, 2):
+                    total[k] += sums[name]
+
+    def unit_scores(self, item: Mapping[str, Any]) -> dict[str, float]:
+        """``micro_scores`` of ``item`` alone (its row of the per-document breakdown), shared among equal sums."""
+        names = self.names
+        sums = (item["predicted"], item["gold"], *[item[name] for name in names])
+        scores = self.seen.get(sums)
+        if scores is None:
+            predicted, gold = 0.0 + item["predicted"], 0.0 + item["gold"]
+            scores = self.seen[sums] = {}
+            for name, (p_key, r_key, f_key) in self.keys:
+                scores[p_key], scores[r_key], scores[f_key] = prf(0.0 + item[name], predicted, gold)
+        return scores
+
+    def micro_scores(self) -> dict[str, float]:
+        """The micro P/R/F1 per similarity of the documents added."""
+        out: dict[str, float] = {}
+        for name, (p_key, r_key, f_key) in self.keys:
+            out[p_key], out[r_key], out[f_key] = prf(self.matched[name], self.predicted, self.gold)
+        return out
+
+    def role_scores(self) -> dict[str, dict[str, float]]:
+        """The micro scores per role name of the documents added, by name."""
+        keys = _metric_keys(self.names, self.prefix)
+        out: dict[str, dict[str, float]] = {}
+        for role in sorted(self.totals):
+            total = self.totals[role]
+            scores: dict[str, float] = {}
+            for k, (p_key, r_key, f_key) in enumerate(keys, 2):
+                scores[p_key], scores[r_key], scores[f_key] = prf(total[k], total[0], total[1])
+            out[role] = scores
+        return out
+
+
 def micro_scores(
     stats: Iterable[Mapping[str, Any]], similarities: Sequence[str] = SIMILARITIES, prefix: str = "ceaf_rme_"
 ) -> dict[str, float]:
     """Micro P/R/F1 per similarity from summed document (or role) sums: ``{prefix}{name}_p``, ``_r``, ``_f1``."""
-    predicted = gold = 0.0
-    matched = dict.fromkeys(similarities, 0.0)
+    totals = CeafTotals(similarities, prefix)
     for item in stats:
-        predicted += item["predicted"]
-        gold += item["gold"]
-        for name in similarities:
-            matched[name] += item[name]
-    out: dict[str, float] = {}
-    for name, keys in zip(similarities, _metric_keys(tuple(similarities), prefix), strict=True):
-        p, r, f = prf(matched[name], predicted, gold)
-        out[keys[0]], out[keys[1]], out[keys[2]] = p, r, f
-    return out
+        totals.add(item, roles=False)
+    return totals.micro_scores()
 
 
 def unit_micro_scores(
     stats: Iterable[Mapping[str, Any]], similarities: Sequence[str] = SIMILARITIES, prefix: str = "ceaf_rme_"
 ) -> list[dict[str, float]]:
-    """``micro_scores`` of each item alone (the per-document breakdown), the same numbers without a loop per item.
-
-    Items with equal sums get one dictionary of scores, shared (read-only): the scores depend on the sums alone,
-    and most documents of a file share theirs with others (the release's 253 documents hold 109 distinct sums)."""
-    names = tuple(similarities)
-    keys = list(zip(names, _metric_keys(names, prefix), strict=True))
-    out = []
-    seen: dict[tuple[Any, ...], dict[str, float]] = {}
-    for item in stats:
-        sums = (item["predicted"], item["gold"], *[item[name] for name in names])
-        scores = seen.get(sums)
-        if scores is None:
-            predicted, gold = 0.0 + item["predicted"], 0.0 + item["gold"]
-            scores = seen[sums] = {}
-            for name, (p_key, r_key, f_key) in keys:
-                scores[p_key], scores[r_key], scores[f_key] = prf(0.0 + item[name], predicted, gold)
-        out.append(scores)
-    return out
+    """``micro_scores`` of each item alone (the per-document breakdown), the same numbers without a loop per item;
+    items with equal sums share one dictionary (read-only, ``CeafTotals.unit_scores``)."""
+    totals = CeafTotals(similarities, prefix)
+    return [totals.unit_scores(item) for item in stats]
 
 
 @functools.cache
@@ -64,37 +131,7 @@ def role_scores(
     roles: Iterable[str] | None = None,
 ) -> dict[str, dict[str, float]]:
     """Micro scores per role name over documents; only the names in ``roles`` when given."""
-    wanted = None if roles is None else set(roles)
-    names = tuple(similarities)
-    # Each role's sums added in document order, as micro_scores adds them: the same floats, one pass.
-    totals: dict[str, list[float]] = {}
-    if names == SIMILARITIES and wanted is None:  # the default: both sums spelled out, no loop per role of a document
-        for item in stats:
-            for role, sums in item["roles"].items():
-                total = totals.get(role)
-                if total is None:
-                    total = totals[role] = [0.0] * 4
-                total[0] += sums["predicted"]
-                total[1] += sums["gold"]
-                total[2] += sums["phi3"]
-                total[3] += sums["soft"]
-    else:
-        for item in stats:
-            for role, sums in item["roles"].items():
-                if wanted is None or role in wanted:
-                    total = totals.get(role)
-                    if total is None:
-                        total = totals[role] = [0.0] * (2 + len(names))
-                    total[0] += sums["predicted"]
-                    total[1] += sums["gold"]
-                    for k, name in enumerate(names, 2):
-                        total[k] += sums[name]
-    keys = _metric_keys(names, prefix)
-    out: dict[str, dict[str, float]] = {}
-    for role in sorted(totals):
-        total = totals[role]
-        scores: dict[str, float] = {}
-        for k, (p_key, r_key, f_key) in enumerate(keys, 2):
-            scores[p_key], scores[r_key], scores[f_key] = prf(total[k], total[0], total[1])
-        out[role] = scores
-    return out
+    totals = CeafTotals(similarities, prefix, roles)
+    for item in stats:
+        totals.add(item, micro=False)
+    return totals.role_scores()

@@ -72,13 +72,13 @@ columns; the tables stay in each score's breakdown.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from scorers.base import Breakdown, MetricSpec, OptionSpec, PublicIds, Scorer, UnitStats
+from scorers.base import Breakdown, MetricSpec, OptionSpec, PublicIds, Scorer, ScoreReport, UnitStats
 from scorers.families import binary, weighted
 from scorers.families.ceaf import SIMILARITIES, CeafRmeOptions, DocumentScorer
-from scorers.families.ceaf_aggregation import micro_scores, role_scores, unit_micro_scores
+from scorers.families.ceaf_aggregation import CeafTotals, micro_scores, role_scores, unit_micro_scores
 from scorers.families.ceaf_templates import Template, document_templates, unflatten
 from scorers.families.weighted import WeightedMetric
 from scorers.io import json_bytes
@@ -173,6 +173,12 @@ class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, Mapping[str, list[Template]]]
         return json_bytes({docid: [] for docid in public.ids})
 
     def unit_stats(self, gold: CdaeGold, submission: Mapping[str, list[Template]]) -> dict[str, UnitStats]:
+        return dict(self._document_stats(gold, submission))
+
+    def _document_stats(
+        self, gold: CdaeGold, submission: Mapping[str, list[Template]]
+    ) -> Iterator[tuple[str, UnitStats]]:
+        """Each gold document's docid and statistics, in the gold's order, one at a time."""
         tokens = gold.tokens.reader()  # the gold's mentions were split when it was read
         # Only gold role names are kept, so nothing a submission invents reaches stored results.
         score = DocumentScorer(self._ceaf_options, tokens, gold.roles)
@@ -182,13 +188,23 @@ class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, Mapping[str, list[Template]]]
             filled = submission.filled
         else:
             filled = lambda docid: [(t.frame, t.filled) for t in submission.get(docid, [])]  # noqa: E731
-        stats: dict[str, UnitStats] = {}
         for docid, held in gold.templates.items():
             found = score.score_flat(held, filled(docid)) if held and type(held[0]) is str else None  # one template
             if found is None:
                 found = score([unflatten(flat) for flat in document_templates(held)], submission.get(docid, []))
-            stats[docid] = found
-        return stats
+            yield docid, found
+
+    def compute_report(self, gold: CdaeGold, submission: Mapping[str, list[Template]]) -> dict[str, Any]:
+        """``compute(gold, submission).to_dict()``, each document's statistics added to the sums and dropped as soon
+        as they are made (``CeafTotals``): a large file's statistics (a fifth of a kilobyte a document) are never
+        held all at once. The same additions in the same order: the same report."""
+        totals = CeafTotals(SIMILARITIES, PREFIX)
+        rows: dict[str, dict[str, float]] = {}
+        for docid, stats in self._document_stats(gold, submission):
+            totals.add(stats)
+            rows[docid] = totals.unit_scores(stats)
+        table = {"role": totals.role_scores(), self.per_unit_breakdown: rows}
+        return ScoreReport(self.name, self.version, totals.micro_scores(), table, {}).to_dict()
 
     def aggregate(self, stats: Sequence[UnitStats]) -> dict[str, float]:
         return micro_scores(stats, SIMILARITIES, PREFIX)

@@ -257,6 +257,20 @@ def test_whole_set_of_units_aggregates_to_the_overall_numbers(name: str) -> None
 
 @needs_shared
 @pytest.mark.parametrize("name", SEED_SCORERS)
+def test_the_report_without_units_is_compute_s_to_the_bit(name: str) -> None:
+    """``compute_report`` (what ``podium score`` prints; famus-cdae's never holds every document's statistics) is
+    ``compute(...).to_dict()``: the same keys in the same order and the same floats, on every valid case."""
+    scorer = get_scorer(name)
+    folder = CONFORMANCE / name
+    for case in sorted(p for p in folder.iterdir() if p.is_dir() and (p / "expected.json").exists()):
+        gold = scorer.parse_gold(_file(case, "gold"))
+        parsed = scorer.parse_submission(_file(case, "submission"), scorer.public_view(gold))
+        expected = scorer.compute(gold, parsed).to_dict()
+        assert json.dumps(scorer.compute_report(gold, parsed)) == json.dumps(expected), case.name
+
+
+@needs_shared
+@pytest.mark.parametrize("name", SEED_SCORERS)
 def test_parsing_and_computing_run_with_the_collector_paused(name: str) -> None:
     """Each collector pass walks every object parsed so far, so on a large file the passes cost more than the
     parse itself: parsing and computing pause the collector (scorers.io.gc_paused) and turn it on afterwards."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+import tracemalloc
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -188,7 +190,7 @@ def test_cdae_gold_ignores_template_spans_and_empty_entities() -> None:
 
 
 # -- famus-cdae: order independence and subsets ---------------------------------------------------
-def _random_case(seed: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _random_case(seed: int, documents: int = 12) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     rng = random.Random(seed)
     words = ["the", "man", "he", "old", "harbour", "2009", "Late", "of"]
 
@@ -196,7 +198,7 @@ def _random_case(seed: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         return " ".join(rng.choice(words) for _ in range(rng.randint(1, 3)))
 
     gold, submission = [], {}
-    for d in range(12):
+    for d in range(documents):
         templates = [
             {"incident_type": rng.choice("FG"), **{r: [[[text()]] for _ in range(rng.randint(0, 2))] for r in "ABC"}}
             for _ in range(rng.choice([0, 1, 1, 2]))
@@ -235,6 +237,45 @@ def test_cdae_subset_equals_restricted_gold(seed: int) -> None:
     restricted_submission = {k: v for k, v in submission.items() if k in chosen}
     alone = scorer.score(jsonl(*restricted_gold), as_json(restricted_submission))
     assert subset.metrics == pytest.approx(alone.metrics, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"empty_document_rule": False}, {"join_substrings": False}, {"multilabel_frames": False}]
+)
+def test_cdae_report_without_units_is_compute_s(options: dict[str, Any]) -> None:
+    """``compute_report`` adds each document's statistics as it is made: the same report, to the bit."""
+    for seed in range(4):
+        gold, submission = _random_case(seed, documents=40)
+        scorer = cdae(options)
+        parsed = scorer.parse_gold(jsonl(*gold))
+        predicted = scorer.parse_submission(as_json(submission), scorer.public_view(parsed))
+        expected = scorer.compute(parsed, predicted).to_dict()
+        assert json.dumps(scorer.compute_report(parsed, predicted)) == json.dumps(expected)
+
+
+def test_cdae_report_without_units_never_holds_every_document_s_statistics() -> None:
+    """The statistics (a few hundred bytes a document) are dropped as they are added: the report's peak is a small
+    part of ``compute``'s, which holds them all (the rows of equal sums are shared by both)."""
+    gold, submission = _random_case(7, documents=3000)
+    scorer = cdae()
+    parsed = scorer.parse_gold(jsonl(*gold))
+    predicted = scorer.parse_submission(as_json(submission), scorer.public_view(parsed))
+
+    def peak(compute: Callable[[], dict[str, Any]]) -> int:
+        tracemalloc.start()
+        try:
+            base = tracemalloc.get_traced_memory()[0]
+            report = compute()
+            most = tracemalloc.get_traced_memory()[1] - base
+            del report
+            return most
+        finally:
+            tracemalloc.stop()
+
+    scorer.compute_report(parsed, predicted)  # what either keeps after a first scoring (a cache) is not counted
+    held = peak(lambda: scorer.compute(parsed, predicted).to_dict())
+    streamed = peak(lambda: scorer.compute_report(parsed, predicted))
+    assert streamed < held / 3, (streamed, held)
 
 
 def test_cdae_real_case_is_order_independent() -> None:
