@@ -27,6 +27,7 @@ the differential test in ``tests/scorers`` checks this, and the refusals, over e
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -64,10 +65,11 @@ class PublicIds:
     """
 
     ids: tuple[str, ...]
-    known: frozenset[str] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "known", frozenset(self.ids))
+    @functools.cached_property
+    def known(self) -> frozenset[str]:
+        """The ids as a set, made when first asked for (a view whose checks never ask does not hold it)."""
+        return frozenset(self.ids)
 
     @classmethod
     def of(cls, keys: Iterable[str]) -> PublicIds:

@@ -160,7 +160,11 @@ def parse_cdae_submission(
     is the first step whose work grows faster than the file. The file is read one document at a time
     (``iter_json_object``, with the refusals of a whole parse), so its parsed objects are never held at once.
     """
-    return _cdae_templates(iter_json_object(data, _not_cdae_object), public, join, limits)
+    # Each docid's index in the gold: a docid read is held as the gold's own object, and checked for a repeat by its
+    # index (``iter_json_object``), so that the file's copies of the docids are not held.
+    positions = {docid: index for index, docid in enumerate(public.ids)}
+    pairs = iter_json_object(data, _not_cdae_object, positions=positions)
+    return _cdae_templates(pairs, public, positions, join, limits)
 
 
 def _not_cdae_object(raw: Any) -> InvalidSubmission:
@@ -171,7 +175,7 @@ def _not_cdae_object(raw: Any) -> InvalidSubmission:
 
 
 def _cdae_templates(
-    pairs: Iterable[tuple[str, Any]], public: CdaePublic, join: bool, limits: CdaeLimits
+    pairs: Iterable[tuple[str, Any]], public: CdaePublic, positions: Mapping[str, int], join: bool, limits: CdaeLimits
 ) -> CdaeSubmission:
     """Check every document and the budgets in one pass over the file's documents, keeping the templates as read.
 
@@ -180,13 +184,13 @@ def _cdae_templates(
     budget = CdaeBudget(limits, public.largest_role, join=join)
     documents: dict[str, HeldTemplates] = {}
     canonical: dict[str, str] = {}
-    # The gold's own docid objects, so that the documents held are keyed by them rather than by a copy of each.
-    gold_docids = dict(zip(public.ids, public.ids, strict=True))
+    ids = public.ids  # the gold's own docid objects: the documents held are keyed by them, not by a copy of each
     for docid, raw_templates in pairs:
-        known = gold_docids.get(docid)
-        if known is None:
+        index = positions.get(docid)
+        if index is None:
             problems.add(document(docid), "is not a docid of the gold")
             continue
+        known = ids[index]
         if not isinstance(raw_templates, list):
             problems.add(document(docid), f"the value must be a list of templates, not {show(raw_templates)}")
             continue

@@ -147,10 +147,10 @@ def _whole(data: bytes) -> tuple[str, Any]:
     return "members", list(value.items())
 
 
-def _streamed(data: bytes) -> tuple[str, Any]:
+def _streamed(data: bytes, positions: dict[str, int] | None = None) -> tuple[str, Any]:
     """The same from iter_json_object, member by member."""
     try:
-        return "members", list(iter_json_object(data, _not_object))
+        return "members", list(iter_json_object(data, _not_object, positions=positions))
     except InvalidSubmission as exc:
         return "refused", exc.problems
 
@@ -249,6 +249,30 @@ def test_json_object_read_in_windows_equals_load_json(data: bytes, window: int) 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(scorers_json_object, "JSON_OBJECT_WINDOW", window)
         assert _streamed(data) == _whole(data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    json_object_bytes(),
+    st.sampled_from([{}, {"a": 0}, {"b": 0, "a": 1}, {"a": 0, "b": 1, "c": 2}]),
+    st.sampled_from([4, 1 << 20]),
+)
+def test_keys_checked_by_their_position_are_refused_as_the_set_refuses_them(
+    data: bytes, positions: dict[str, int], window: int
+) -> None:
+    """Keys a caller expects are checked for repeats by their index, the others in a set: the same members, and
+    the same refusal naming the first key repeated, whichever way each key is checked."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(scorers_json_object, "JSON_OBJECT_WINDOW", window)
+        assert _streamed(data, positions) == _whole(data)
+
+
+def test_a_repeated_key_among_those_expected_is_named_even_after_an_unexpected_one() -> None:
+    data = b'{"x": 1, "a": 2, "x": 3, "a": 4}'
+    for positions in (None, {"a": 0}, {"x": 0}, {"a": 1, "x": 0}):
+        refused = _streamed(data, positions)
+        assert refused[0] == "refused", positions
+        assert refused[1][0].message == "key 'x' appears more than once in one object", positions
 
 
 def test_json_object_in_windows_never_holds_the_whole_text() -> None:
