@@ -67,6 +67,28 @@ def test_the_same_characters_as_json_dumps(value: Any, part: int) -> None:
     assert _in_parts(value, part) == expected
 
 
+@settings(max_examples=800, deadline=None)
+@given(_VALUES, st.integers(1, 64), st.integers(1, 3))
+@example({"scorer": "s", "breakdown": {"document": {"d1": {"f1": 0.5}, "d2": {"f1": 1e-05}, "d3": {}}}}, 5, 1)
+@example({"a": {"b": {"c": 1, "d": 2}, 1: 2}}, 3, 1)
+def test_large_dictionaries_written_a_group_of_members_at_a_time(value: Any, part: int, group: int) -> None:
+    """A report's compact text is made in pieces (members, groups of ``GROUP`` members) so that its whole text is
+    never held: with groups of 1 to 3 members, every dictionary is cut, and the text is still ``json.dumps``'s."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(report_json_module, "GROUP", group)
+        assert _in_parts(value, part) == _dumps(value)
+
+
+def test_a_large_report_s_text_is_made_a_group_of_rows_at_a_time() -> None:
+    """The per-document table of a large report is given to orjson ``GROUP`` rows at a time, not whole."""
+    rows = {f"doc-{k}": {"f1": k / 7, "p": 1.0} for k in range(3 * report_json_module.GROUP + 5)}
+    report = {"scorer": "s", "metrics": {"f1": 0.5}, "breakdown": {"document": rows}}
+    pieces = list(report_json_module._compact_pieces(report))
+    assert b"".join(pieces) == orjson.dumps(report)
+    assert max(map(len, pieces)) < len(orjson.dumps(rows)) / 2  # four groups of rows
+    assert report_json(report) == json.dumps(report, ensure_ascii=False)
+
+
 def test_a_report_of_ordinary_values_takes_orjson_s_text() -> None:
     report = {"scorer": "t", "metrics": {"f1": 0.5, "n": 3}, "breakdown": {"doc-1": {"f1": 1e16, "p": 0.0001}}}
     assert report_json(report, signs=()) == json.dumps(report, ensure_ascii=False)
