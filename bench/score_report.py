@@ -25,6 +25,8 @@ MAX_MEMORY_RATIO = 2.0
 MIN_SPEEDUP = 10.0
 #: The second pass's goal: the whole podium score process within this factor of the whole floor process (wall).
 MAX_FLOOR_RATIO = 1.5
+#: The third pass's goal: the whole podium score process's peak, interpreter and libraries included, per input byte.
+MAX_WHOLE_MEMORY_RATIO = 3.0
 MB = 1e6
 
 
@@ -73,6 +75,13 @@ class Measure:
         return (self.peak_bytes - self.start_bytes) / self.input_bytes if self.input_bytes else float("nan")
 
     @property
+    def podium_memory_ratio(self) -> float:
+        """The whole podium score process's peak, interpreter and libraries included, per byte of input."""
+        return (
+            self.podium_peak_bytes / self.input_bytes if self.input_bytes and self.podium_peak_bytes else float("nan")
+        )
+
+    @property
     def baseline_memory_ratio(self) -> float:
         return (self.baseline_peak_bytes - self.start_bytes) / self.input_bytes if self.input_bytes else float("nan")
 
@@ -96,6 +105,7 @@ COLUMNS = (
     "podium score wall s",
     "vs floor (paired)",
     "vs floor, CPU (paired)",
+    "podium score peak/input",
     "recorded anchor s",
     "vs recorded anchor",
 )
@@ -146,6 +156,7 @@ def rows(measures: Sequence[Measure]) -> list[list[str]]:
                 _seconds(m.podium_wall_s),
                 f"{m.paired_ratio:.2f}x" if m.paired_ratio else "",
                 f"{m.paired_cpu_ratio:.2f}x" if m.paired_cpu_ratio else "",
+                f"{m.podium_memory_ratio:.2f}" if m.podium_peak_bytes else "",
                 f"{official:g}" if official else "",
                 f"{official / m.podium_s:.1f}x" if official else "",
             ]
@@ -172,6 +183,11 @@ def verdict(measures: Sequence[Measure]) -> str:
                 top.paired_ratio <= MAX_FLOOR_RATIO,
                 f"{top.paired_ratio:.2f}x",
             )
+        )
+    if top.podium_peak_bytes:
+        ratio = top.podium_memory_ratio
+        checks.append(
+            (f"podium score's peak at {top.scale}x", ratio <= MAX_WHOLE_MEMORY_RATIO, f"{ratio:.2f}x the input")
         )
     official = OFFICIAL.get(top.scorer, ({}, 0))[0].get(top.scale)
     if official:
@@ -215,6 +231,7 @@ def legend(clock: str) -> str:
             "the csv module, or a split on white space), run just before podium score in every round; both wall;",
             "vs floor: the median over the rounds of podium score / floor, each pair sharing the machine's load;",
             "the same on CPU seconds (what each process costs on an idle core, steadier on a loaded machine).",
+            "podium score peak/input: that whole process's peak RSS, interpreter and libraries included, / input.",
             "recorded anchor: PERFORMANCE.md's wall time of the official code on an idle machine, not run here;",
             "vs recorded anchor: that time over podium score's (so a flattering ratio on a loaded machine).",
         ]

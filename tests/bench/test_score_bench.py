@@ -34,12 +34,23 @@ def test_verdict_names_each_target_met_or_missed() -> None:
         measure(10, 9.0, **common, peak_bytes=110_000_000, podium_s=10.0),
         # 100x: 130 / 9 = 14.4x growth (over 12); ratio 130 / 40 = 3.25 (over 3); memory (250 - 100) / 100 = 1.5;
         # speedup 1634 / 100 = 16.34x.
-        measure(100, 130.0, baseline_s=40.0, start_bytes=100_000_000, peak_bytes=250_000_000, podium_s=100.0),
+        measure(
+            100,
+            130.0,
+            baseline_s=40.0,
+            start_bytes=100_000_000,
+            peak_bytes=250_000_000,
+            podium_s=100.0,
+            podium_peak_bytes=310_000_000,
+        ),
     ]
     text = verdict(measures)
     assert "linear MISSED (9.0x, 14.4x)" in text
     assert "within 3x of parsing at 100x MISSED (3.25x)" in text
     assert "memory at 100x met (1.50x the input)" in text
+    # The whole podium score process: 310 MB for 100 MB of input, over 3x.
+    assert "podium score's peak at 100x MISSED (3.10x the input)" in text
+    assert "podium score's peak" not in verdict(measures[:2])  # not measured at 10x in this example
     assert "10x faster than the recorded anchor at 100x met (16.3x)" in text
 
 
