@@ -12,6 +12,7 @@ validation at upload).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -28,6 +29,7 @@ from app.services.scoring.steps import Claim
 from app.storage.models import Submission
 from app.storage.types import utcnow
 from scorers import ScoreReport
+from scorers.io import release_freed_memory
 from scorers.split import SplitReport
 
 log = logging.getLogger(__name__)
@@ -41,6 +43,17 @@ def score_submission(ctx: JobContext, submission_id: int) -> None:
     if taken is None:
         return
     held, data = taken
+    try:
+        _score(ctx, retry, held, data)
+    finally:
+        # The upload's memory (its bytes or parse, the scoring's objects) handed back to the system once the job is
+        # done, where it was large: a worker process would otherwise keep its largest job's peak while it waits.
+        release_freed_memory(len(data) if isinstance(data, bytes) else data.size)
+
+
+def _score(ctx: JobContext, retry: Callable[[str, Callable[[], Any]], Any], held: Claim, data: bytes | Parsed) -> None:
+    """Score the claimed submission (its file's bytes, or this process's parse of the upload) and store the result,
+    or the failure."""
     submission_id = held.submission_id
     fail = partial(_fail, held=held)
     with (

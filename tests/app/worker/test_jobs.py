@@ -13,6 +13,7 @@ from app.config import Settings
 from app.services.accounts.users import find_user
 from app.services.jobs import dispatch
 from app.services.jobs.kinds import JobContext, JobKind
+from app.services.scoring import job as job_module
 from app.services.scoring import steps
 from app.services.scoring.gold import GoldCache
 from app.services.scoring.job import SCORE_SUBMISSION, score_submission
@@ -72,6 +73,20 @@ def test_a_job_scores_the_submission(db: Database, labels: type[LabelScorer]) ->
     assert score.metrics == {"accuracy": 0.5}  # 2 of 4 labels right
     assert score.units == {"a": {"correct": 1}, "b": {"correct": 1}, "c": {"correct": 0}, "d": {"correct": 0}}
     assert score.breakdown["document"]["c"] == {"accuracy": 0.0}
+
+
+@pytest.mark.parametrize("options", [{}, {"crash": True}], ids=["scored", "crashed"])
+def test_a_job_asks_for_its_upload_s_memory_back_when_done(
+    db: Database, labels: type[LabelScorer], options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scored or failed, the job hands its upload's size to ``release_freed_memory``, which gives the freed memory
+    back to the system where it is large (``tests/scorers/test_io_memory.py``)."""
+    asked: list[int] = []
+    monkeypatch.setattr(job_module, "release_freed_memory", asked.append)
+    submission_id = submitted(db, PERFECT, scorer_options=options)
+    score_submission(context(db), submission_id)
+    assert row(db, submission_id).status == ("failed" if options else "scored")
+    assert asked == [len(as_bytes(PERFECT))]
 
 
 def test_a_scorer_crash_fails_the_submission_and_gives_the_quota_back(db: Database, labels: type[LabelScorer]) -> None:
