@@ -30,6 +30,8 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
+from scorers.families.weighted import weighted_sums
+
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
@@ -136,7 +138,8 @@ class Statistic:
         return out
 
     def sums(self, weights: Array | NDArray[Any]) -> Array:
-        """``weights @ columns`` of the vectorized form, chunk by chunk (it must exist)."""
+        """``weights @ columns`` of the vectorized form, chunk by chunk (it must exist), as ``weighted_sums`` gives
+        it: the same floats on every machine."""
         import numpy as np
 
         if self.weighted is None:
@@ -144,7 +147,7 @@ class Statistic:
         columns = self.weighted.columns
         out = np.empty((len(weights), columns.shape[1]))
         for rows in chunks(len(weights), self.size):
-            out[rows] = np.asarray(weights[rows], dtype=np.float64) @ columns
+            out[rows] = weighted_sums(weights[rows], columns)  # the same floats on every machine
         return out
 
     def finish(self, sums: Array) -> Array:

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from leaderboard.bootstrap import TOO_FEW, check_level
 from leaderboard.resampling import DEFAULT_SEED, Resamplable, Statistic, UnitStats, bootstrap_counts, chunks
 from leaderboard.strata import pooling
+from scorers.families.weighted import weighted_sums
 
 if TYPE_CHECKING:
     import numpy as np
@@ -136,11 +137,14 @@ class _Pair:
         out = np.empty(len(weights))
         weighted = self.statistic.weighted
         for rows in chunks(len(weights), 2 * n):
-            part = np.asarray(weights[rows], dtype=np.float64)
             if weighted is not None:
                 columns = weighted.columns
-                out[rows] = self.statistic.finish(part @ columns[:n]) - self.statistic.finish(part @ columns[n:])
+                k = columns.shape[1]
+                # a's and b's columns side by side: one product of the replicates' weights for both systems
+                sums = weighted_sums(weights[rows], np.hstack([columns[:n], columns[n:]]))
+                out[rows] = self.statistic.finish(sums[:, :k]) - self.statistic.finish(sums[:, k:])
             else:
+                part = np.asarray(weights[rows], dtype=np.float64)
                 none = np.zeros_like(part)
                 out[rows] = self.statistic(np.hstack([part, none])) - self.statistic(np.hstack([none, part]))
         return out

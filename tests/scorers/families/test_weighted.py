@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from scorers.base import prf as plain_prf
@@ -123,3 +128,104 @@ def test_micro_f1_equals_the_plain_prf_formula() -> None:
     for row, value in zip(weights, values, strict=True):
         expected = plain_prf(row @ correct, row @ predicted, row @ gold)[2]
         assert value == pytest.approx(expected, abs=1e-12)
+
+
+# -- weighted_sums: weights @ columns, the same floats on every machine ------------------------------------------
+_VALUES = st.one_of(
+    st.floats(-1e6, 1e6),
+    st.floats(-1e-300, 1e-300),
+    st.sampled_from([0.0, -0.0, 1.0, 0.1, 1 / 3, 2.0**52 + 1, -(2.0**-1070), 5e-324]),
+    st.builds(lambda m, e: m * 2.0**e, st.floats(-1, 1), st.integers(-60, 60)),
+)
+
+
+@st.composite
+def _products(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray]:
+    units = draw(st.integers(0, 12))
+    k = draw(st.integers(1, 3))
+    rows = draw(st.integers(1, 4))
+    # Bootstrap-sized weights (two parts a column), or weights so large that a part holds fewer bits (three).
+    most = draw(st.sampled_from([40, 2**22]))
+    weights = np.asarray(draw(st.lists(st.integers(-3, most), min_size=rows * units, max_size=rows * units)))
+    columns = np.asarray(draw(st.lists(_VALUES, min_size=units * k, max_size=units * k)), dtype=np.float64)
+    return weights.reshape(rows, units), columns.reshape(units, k)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_products(), st.booleans())
+def test_weighted_sums_are_within_an_ulp_or_two_of_the_exact_sums(
+    product: tuple[np.ndarray, np.ndarray], as_floats: bool
+) -> None:
+    """Each sum against the exact one (fractions): within two units in its last place, and a part of the largest
+    value far smaller than any BLAS product's error (what the three parts leave out)."""
+    from fractions import Fraction
+
+    weights, columns = product
+    largest = np.max(np.abs(columns), axis=0, initial=0.0)
+    assume(np.all((largest == 0) | (largest > 1e-250)))  # a column of values near underflow: the pairwise sums
+    sums = weighted.weighted_sums(weights.astype(np.float64) if as_floats else weights, columns)
+    assert sums.shape == (weights.shape[0], columns.shape[1])
+    for r, row in enumerate(weights):
+        for j in range(columns.shape[1]):
+            exact = sum((Fraction(int(w)) * Fraction(float(c)) for w, c in zip(row, columns[:, j], strict=True)),
+                        Fraction(0))  # fmt: skip
+            left_out = sum(abs(int(w)) for w in row) * float(np.max(np.abs(columns[:, j]), initial=0.0)) * 2.0**-58
+            assert abs(Fraction(float(sums[r, j])) - exact) <= 2 * math.ulp(float(exact)) + Fraction(left_out)
+
+
+def test_weighted_sums_of_other_weights_are_numpy_s_pairwise_sums() -> None:
+    rng = np.random.default_rng(7)
+    weights, columns = rng.random((5, 300)), rng.standard_normal((300, 2))
+    expected = np.stack([np.add.reduce(weights * columns[:, j], axis=-1) for j in range(2)], axis=1)
+    assert weighted.weighted_sums(weights, columns).tobytes() == expected.tobytes()
+    columns[3, 1] = np.nan  # not finite: the pairwise sums too, NaN where the product is
+    found = weighted.weighted_sums(np.ones((2, 300), dtype=np.int32), columns)
+    assert not np.isnan(found[:, 0]).any() and np.isnan(found[:, 1]).all()
+
+
+@pytest.mark.parametrize(("most", "scale"), [(2**31, 1.0), (20, 1e-305)], ids=["huge weights", "tiny values"])
+def test_weighted_sums_that_cannot_be_cut_are_numpy_s_pairwise_sums(most: int, scale: float) -> None:
+    rng = np.random.default_rng(8)
+    weights, columns = rng.integers(0, most, size=(3, 50)), rng.standard_normal((50, 2)) * scale
+    expected = np.stack([np.add.reduce(weights * columns[:, j], axis=-1) for j in range(2)], axis=1)
+    assert weighted.weighted_sums(weights, columns).tobytes() == expected.tobytes()
+
+
+def test_weighted_sums_of_one_row_and_of_no_units() -> None:
+    columns = np.asarray([[0.5, 1.0], [0.25, 3.0]])
+    assert weighted.weighted_sums(np.asarray([2, 4]), columns).tolist() == [2.0, 14.0]
+    assert weighted.weighted_sums(np.zeros((3, 0), dtype=np.int32), np.zeros((0, 2))).tolist() == [[0.0, 0.0]] * 3
+
+
+#: Bootstrap counts of 200 replicates of 25,300 units times three columns, summed in a process whose BLAS has the
+#: threads ``OPENBLAS_NUM_THREADS`` says (read as the library loads): the hash of the sums' bytes.
+THREADED = textwrap.dedent(
+    """
+    import hashlib
+    import numpy as np
+    from scorers.families.weighted import weighted_sums
+    rng = np.random.default_rng(20261205)
+    counts = rng.multinomial(25_300, np.full(25_300, 1 / 25_300), size=200).astype(np.int32)
+    columns = rng.random((25_300, 3)) * 3
+    print(hashlib.sha256(weighted_sums(counts, columns).tobytes()).hexdigest())
+    """
+)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="BLAS runs one thread on a machine of one core")
+def test_weighted_sums_are_the_same_whatever_blas_threads_compute_them() -> None:
+    """BLAS's matrix product of these weights and columns differs in its last bits between one thread and two: an
+    interval must not depend on the worker's cores."""
+    root = Path(__file__).resolve().parents[3]
+    found = {
+        subprocess.run(
+            [sys.executable, "-c", THREADED],
+            cwd=root,
+            env={**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for threads in ("1", "2")
+    }
+    assert len(found) == 1
