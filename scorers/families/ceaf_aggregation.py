@@ -12,7 +12,7 @@ from scorers.families.ceaf import SIMILARITIES
 
 class CeafTotals:
     """The sums behind ``micro_scores``, ``role_scores`` and ``unit_micro_scores``, gathered in one pass over the
-    documents' statistics (``add``, in document order), so that a caller need not hold every document's statistics
+    documents' statistics (``extend``, in document order), so that a caller need not hold every document's statistics
     at once (``podium score``'s report, ``FamusCdaeScorer.compute_report``). The three functions are this class
     over a whole list: the same additions in the same order, the same floats."""
 
@@ -35,37 +35,40 @@ class CeafTotals:
         # distinct sums).
         self.seen: dict[tuple[Any, ...], dict[str, float]] = {}
 
-    def add(self, item: Mapping[str, Any], *, micro: bool = True, roles: bool = True) -> None:
-        """Add one document's statistics to the micro sums and (``roles``) to its roles' sums."""
-        names = self.names
-        if micro:
-            self.predicted += item["predicted"]
-            self.gold += item["gold"]
-            matched = self.matched
-            for name in names:
-                matched[name] += item[name]
-        if not roles:
-            return
-        totals, wanted = self.totals, self.wanted
-        if names == SIMILARITIES and wanted is None:  # the default: both sums spelled out, no loop per role
+    def extend(self, items: Iterable[Mapping[str, Any]], *, micro: bool = True, roles: bool = True) -> None:
+        """Add each document's statistics, in order, to the micro sums and (``roles``) to its roles' sums: one loop
+        over them all (a call per document took nearly twice as long for the micro sums)."""
+        names, matched, totals, wanted = self.names, self.matched, self.totals, self.wanted
+        default = names == SIMILARITIES and wanted is None  # both sums spelled out, no loop per role
+        predicted, gold = self.predicted, self.gold
+        for item in items:
+            if micro:
+                predicted += item["predicted"]
+                gold += item["gold"]
+                for name in names:
+                    matched[name] += item[name]
+            if not roles:
+                continue
+            if default:
+                for role, sums in item["roles"].items():
+                    total = totals.get(role)
+                    if total is None:
+                        total = totals[role] = [0.0] * 4
+                    total[0] += sums["predicted"]
+                    total[1] += sums["gold"]
+                    total[2] += sums["phi3"]
+                    total[3] += sums["soft"]
+                continue
             for role, sums in item["roles"].items():
-                total = totals.get(role)
-                if total is None:
-                    total = totals[role] = [0.0] * 4
-                total[0] += sums["predicted"]
-                total[1] += sums["gold"]
-                total[2] += sums["phi3"]
-                total[3] += sums["soft"]
-            return
-        for role, sums in item["roles"].items():
-            if wanted is None or role in wanted:
-                total = totals.get(role)
-                if total is None:
-                    total = totals[role] = [0.0] * (2 + len(names))
-                total[0] += sums["predicted"]
-                total[1] += sums["gold"]
-                for k, name in enumerate(names, 2):
-                    total[k] += sums[name]
+                if wanted is None or role in wanted:
+                    total = totals.get(role)
+                    if total is None:
+                        total = totals[role] = [0.0] * (2 + len(names))
+                    total[0] += sums["predicted"]
+                    total[1] += sums["gold"]
+                    for k, name in enumerate(names, 2):
+                        total[k] += sums[name]
+        self.predicted, self.gold = predicted, gold
 
     def unit_scores(self, item: Mapping[str, Any]) -> dict[str, float]:
         """``micro_scores`` of ``item`` alone (its row of the per-document breakdown), shared among equal sums."""
@@ -104,8 +107,7 @@ def micro_scores(
 ) -> dict[str, float]:
     """Micro P/R/F1 per similarity from summed document (or role) sums: ``{prefix}{name}_p``, ``_r``, ``_f1``."""
     totals = CeafTotals(similarities, prefix)
-    for item in stats:
-        totals.add(item, roles=False)
+    totals.extend(stats, roles=False)
     return totals.micro_scores()
 
 
@@ -132,6 +134,5 @@ def role_scores(
 ) -> dict[str, dict[str, float]]:
     """Micro scores per role name over documents; only the names in ``roles`` when given."""
     totals = CeafTotals(similarities, prefix, roles)
-    for item in stats:
-        totals.add(item, micro=False)
+    totals.extend(stats, micro=False)
     return totals.role_scores()

@@ -200,9 +200,13 @@ class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, Mapping[str, list[Template]]]
         held all at once. The same additions in the same order: the same report."""
         totals = CeafTotals(SIMILARITIES, PREFIX)
         rows: dict[str, dict[str, float]] = {}
-        for docid, stats in self._document_stats(gold, submission):
-            totals.add(stats)
-            rows[docid] = totals.unit_scores(stats)
+
+        def each_document() -> Iterator[UnitStats]:
+            for docid, stats in self._document_stats(gold, submission):
+                rows[docid] = totals.unit_scores(stats)
+                yield stats
+
+        totals.extend(each_document())
         table = {"role": totals.role_scores(), self.per_unit_breakdown: rows}
         return ScoreReport(self.name, self.version, totals.micro_scores(), table, {}).to_dict()
 
