@@ -53,7 +53,8 @@ def weighted_sums(weights: Array | NDArray[Any], columns: Array) -> Array:
     worker. Where the weights are whole numbers (bootstrap counts, leave-one-out and permutation weights), each
     column is cut into parts, each a whole number of a unit of its own (a power of two, from the column's largest
     magnitude down), small enough that every product and partial sum of a part by a row of weights is a whole
-    number below 2**53: exact, in whatever order BLAS adds. The parts' sums are scaled back and added in a fixed
+    number below 2**53: exact, in whatever order BLAS adds (a column of small whole numbers, counts, is its own
+    part). The parts' sums are scaled back and added in a fixed
     order, smallest first. Other weights, and values that are not finite, take numpy's pairwise sum of each
     column's products, also the same everywhere, at about four times the cost. Written by hand: no library gives a
     reproducible matrix product."""
@@ -77,20 +78,27 @@ def weighted_sums(weights: Array | NDArray[Any], columns: Array) -> Array:
     bound = float(matrix.shape[-1]) * most
     bits = 52 - math.ceil(math.log2(bound + 1.0)) if math.isfinite(bound) else 0
     count = math.ceil(_KEPT_BITS / bits) if bits >= 20 else 0
-    exponents = np.frexp(largest)[1]  # |value| < 2**exponent
+    # A column of whole numbers within 2**bits (counts) is its own single part; the others are cut.
+    whole = np.all(columns == np.trunc(columns), axis=0) & (largest <= 2.0**bits)
+    cut = np.flatnonzero(~whole)
+    exponents = np.frexp(largest[cut])[1]  # |value| < 2**exponent
     if not count or np.any(exponents - count * bits < -1000):  # huge weights; values near underflow
         return _pairwise_sums(floats, columns)
     units = [np.ldexp(1.0, exponents - part * bits) for part in range(1, count + 1)]
-    parts, rest = [], columns
+    parts, rest = [columns[:, whole]], columns[:, cut]
     for unit in units:
         counted = np.round(rest / unit)  # at most 2**bits in magnitude
         parts.append(counted)
         rest = rest - counted * unit  # exact: a multiple of the value's last bit, no larger than it
     sums = floats @ np.concatenate(parts, axis=1)  # whole numbers below 2**53, exact in any order
-    k = columns.shape[1]
-    out = np.zeros((*sums.shape[:-1], k))
+    kept, width = int(np.count_nonzero(whole)), len(cut)
+    out = np.empty((*sums.shape[:-1], columns.shape[1]))
+    out[..., whole] = sums[..., :kept] + 0.0  # (+ 0.0: a zero's sign is not left to the order BLAS adds in)
+    combined = np.zeros((*sums.shape[:-1], width))
     for part in reversed(range(count)):
-        out += sums[..., part * k : (part + 1) * k] * units[part]
+        start = kept + part * width
+        combined += sums[..., start : start + width] * units[part]
+    out[..., cut] = combined
     return out
 
 

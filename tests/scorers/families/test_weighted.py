@@ -133,6 +133,7 @@ def test_micro_f1_equals_the_plain_prf_formula() -> None:
 # -- weighted_sums: weights @ columns, the same floats on every machine ------------------------------------------
 _VALUES = st.one_of(
     st.floats(-1e6, 1e6),
+    st.integers(-1000, 1000).map(float),  # counts: a column of them is taken whole
     st.floats(-1e-300, 1e-300),
     st.sampled_from([0.0, -0.0, 1.0, 0.1, 1 / 3, 2.0**52 + 1, -(2.0**-1070), 5e-324]),
     st.builds(lambda m, e: m * 2.0**e, st.floats(-1, 1), st.integers(-60, 60)),
