@@ -5,14 +5,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 import textwrap
 import warnings
 from collections.abc import Sequence
 from itertools import combinations
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +18,7 @@ from scipy import stats
 
 from scorers.families import correlation
 from scorers.families.regression import scores
+from tests.scorers.families.blas_threads import needs_two_cores, outputs_by_blas_threads
 
 NAMES = ("pearson", "spearman", "kendall")
 
@@ -137,24 +134,11 @@ THREADED = textwrap.dedent(
 )
 
 
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="BLAS runs one thread on a machine of one core")
+@needs_two_cores
 def test_the_correlations_are_the_same_whatever_blas_threads_compute_them() -> None:
     """BLAS's dot product splits a long vector among its threads, one per core: SciPy's Pearson's r of these pairs
     differs in its last bit between one thread and two. A score must not depend on the worker's cores."""
-    root = Path(__file__).resolve().parents[3]
-    found = {
-        threads: json.loads(
-            subprocess.run(
-                [sys.executable, "-c", THREADED],
-                cwd=root,
-                env={**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads},
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
-        )
-        for threads in ("1", "2")
-    }
+    found = {threads: json.loads(text) for threads, text in outputs_by_blas_threads(THREADED).items()}
     assert found["1"] == found["2"]
 
 

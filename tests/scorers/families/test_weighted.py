@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +13,7 @@ from hypothesis import strategies as st
 from scorers.base import prf as plain_prf
 from scorers.families import binary, weighted
 from scorers.families.averaging import nested_mean
+from tests.scorers.families.blas_threads import needs_two_cores, outputs_by_blas_threads
 
 
 def test_micro_prf_on_counts_by_hand() -> None:
@@ -213,20 +210,9 @@ THREADED = textwrap.dedent(
 )
 
 
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="BLAS runs one thread on a machine of one core")
+@needs_two_cores
 def test_weighted_sums_are_the_same_whatever_blas_threads_compute_them() -> None:
     """BLAS's matrix product of these weights and columns differs in its last bits between one thread and two: an
     interval must not depend on the worker's cores."""
-    root = Path(__file__).resolve().parents[3]
-    found = {
-        subprocess.run(
-            [sys.executable, "-c", THREADED],
-            cwd=root,
-            env={**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads},
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        for threads in ("1", "2")
-    }
-    assert len(found) == 1
+    found = outputs_by_blas_threads(THREADED)
+    assert found["1"] == found["2"]
