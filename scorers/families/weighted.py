@@ -67,7 +67,7 @@ def weighted_sums(weights: Array | NDArray[Any], columns: Array) -> Array:
     floats = matrix.astype(np.float64, copy=False)
     largest = np.max(np.abs(columns), axis=0, initial=0.0)
     if matrix.dtype.kind in "biu":  # whole numbers
-        most = max(abs(int(np.max(matrix, initial=0))), abs(int(np.min(matrix, initial=0))))
+        most = float(max(abs(int(np.max(matrix, initial=0))), abs(int(np.min(matrix, initial=0)))))
     elif np.all(floats == np.trunc(floats)):  # False for NaN
         most = float(np.max(np.abs(floats), initial=0.0))
     else:
