@@ -23,7 +23,6 @@ class CeafTotals:
         roles: Iterable[str] | None = None,
     ) -> None:
         self.names = names = tuple(similarities)
-        self.prefix = prefix
         self.wanted = None if roles is None else set(roles)
         self.predicted = self.gold = 0.0
         self.matched = dict.fromkeys(names, 0.0)
@@ -91,12 +90,11 @@ class CeafTotals:
 
     def role_scores(self) -> dict[str, dict[str, float]]:
         """The micro scores per role name of the documents added, by name."""
-        keys = _metric_keys(self.names, self.prefix)
         out: dict[str, dict[str, float]] = {}
         for role in sorted(self.totals):
             total = self.totals[role]
             scores: dict[str, float] = {}
-            for k, (p_key, r_key, f_key) in enumerate(keys, 2):
+            for k, (_, (p_key, r_key, f_key)) in enumerate(self.keys, 2):
                 scores[p_key], scores[r_key], scores[f_key] = prf(total[k], total[0], total[1])
             out[role] = scores
         return out

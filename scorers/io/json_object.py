@@ -128,18 +128,17 @@ class _Members:
     def __init__(self, positions: Mapping[str, int] | None = None) -> None:
         self.seen: set[str] = set()
         self.repeated: str | None = None
-        self.positions = positions
-        self.marks = bytearray(len(positions)) if positions else None  # a key of ``positions``: read once
+        self.positions = positions or {}
+        self.marks = bytearray(len(self.positions))  # a key of ``positions``: read once
 
     def add(self, key: str) -> None:
-        if self.marks is not None:
-            index = self.positions.get(key)  # type: ignore[union-attr]
-            if index is not None:
-                if not self.marks[index]:
-                    self.marks[index] = 1
-                elif self.repeated is None:
-                    self.repeated = key
-                return
+        index = self.positions.get(key)
+        if index is not None:
+            if not self.marks[index]:
+                self.marks[index] = 1
+            elif self.repeated is None:
+                self.repeated = key
+            return
         if key not in self.seen:
             self.seen.add(key)
         elif self.repeated is None:
