@@ -152,13 +152,19 @@ class DocumentScorer:
     functions and, with ``roles``, only those role names kept and each distinct value of a role's sums one
     dictionary, shared (read-only) by the documents that have it. Most roles of most documents match their one
     filler exactly or not at all: the FAMuS release's 902 role sums hold 29 distinct values, and a dictionary
-    each was a fifth of a large scoring's memory."""
+    each was a fifth of a large scoring's memory.
+
+    With ``role_totals``, each document's role sums are added to it instead (per role name, ``[predicted, gold,
+    *similarities]``, documents in the order they are scored, as ``CeafTotals.extend`` adds them: the same floats)
+    and a document's ``roles`` is empty: what a report of the totals alone needs, without a dictionary per role of
+    every document (a sixth of scoring the usual document)."""
 
     def __init__(
         self,
         options: CeafRmeOptions = DEFAULT_OPTIONS,
         tokens: Callable[[str], Sequence[int]] | None = None,
         roles: Collection[str] | None = None,
+        role_totals: dict[str, list[float]] | None = None,
     ) -> None:
         self.options = options
         self.names = options.similarities
@@ -166,6 +172,7 @@ class DocumentScorer:
         self.memo: dict[tuple[str, str], float] = {}  # cleared for each document: its size stays a document's
         self.functions = [phi3 if name == "phi3" else soft_similarity(self.memo, tokens) for name in self.names]
         self.roles = roles
+        self.role_totals = role_totals
         self.shared: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.soft = self.functions[1] if self.names == SIMILARITIES else None  # the default pair: see _one_to_one
 
@@ -206,8 +213,33 @@ class DocumentScorer:
         for name, (total, matched) in zip(names, _align(gold, filled, self.functions, groups), strict=True):
             stats[name] = total
             per_role.append(matched)
-        keep, shared, keys = self.roles, self.shared, self.keys
-        pair = per_role if len(per_role) == 2 else None  # both similarities, the default: spelled out below
+        stats["roles"] = self._role_sums(counts, per_role)
+        return stats
+
+    def _role_sums(self, counts: dict[str, list[int]], matched: Sequence[dict[str, float]]) -> dict[str, Any]:
+        """A document's ``roles``: per role of ``counts`` (its ``[predicted, gold]`` mentions) those counts and each
+        similarity's matched value (``matched``, one mapping per similarity; 0.0 where a role has none); or, with
+        ``role_totals``, nothing, those sums added there."""
+        keep, totals = self.roles, self.role_totals
+        if totals is not None:
+            width = 2 + len(matched)
+            for role, (predicted_count, gold_count) in counts.items():
+                if keep is not None and role not in keep:
+                    continue
+                total = totals.get(role)
+                if total is None:
+                    total = totals[role] = [0.0] * width
+                total[0] += predicted_count
+                total[1] += gold_count
+                if width == 4:  # both similarities, the default: spelled out
+                    total[2] += matched[0].get(role, 0.0)
+                    total[3] += matched[1].get(role, 0.0)
+                    continue
+                for k, found in enumerate(matched, 2):
+                    total[k] += found.get(role, 0.0)
+            return {}
+        shared, keys = self.shared, self.keys
+        pair = matched if len(matched) == 2 else None  # both similarities, the default: spelled out below
         roles: dict[str, dict[str, Any]] = {}
         for role, (predicted_count, gold_count) in counts.items():
             if keep is not None and role not in keep:
@@ -221,7 +253,7 @@ class DocumentScorer:
                     0.0 + pair[1].get(role, 0.0),
                 )
             else:
-                values = (predicted_count, gold_count, *[0.0 + matched.get(role, 0.0) for matched in per_role])
+                values = (predicted_count, gold_count, *[0.0 + found.get(role, 0.0) for found in matched])
             if keep is None:
                 roles[role] = dict(zip(keys, values, strict=True))
                 continue
@@ -229,8 +261,7 @@ class DocumentScorer:
             if sums is None:
                 sums = shared[values] = dict(zip(keys, values, strict=True))
             roles[role] = sums
-        stats["roles"] = roles
-        return stats
+        return roles
 
     def score_flat(
         self, gold: FlatTemplate, predicted: Sequence[tuple[str, dict[str, tuple[Entity, ...]]]]
@@ -302,24 +333,10 @@ class DocumentScorer:
                 exact[role] = value
             if nearest:
                 soft[role] = nearest
-        stats: dict[str, Any] = {
+        return {
             "predicted": predicted_total,
             "gold": gold_total,
             "phi3": sum(exact.values()),
             "soft": sum(soft.values()),
+            "roles": self._role_sums(counts, (exact, soft)),
         }
-        keep, shared, keys = self.roles, self.shared, self.keys
-        roles: dict[str, dict[str, Any]] = {}
-        for role, (predicted_count, gold_count) in counts.items():
-            if keep is not None and role not in keep:
-                continue
-            values = (predicted_count, gold_count, 0.0 + exact.get(role, 0.0), 0.0 + soft.get(role, 0.0))
-            if keep is None:
-                roles[role] = dict(zip(keys, values, strict=True))
-                continue
-            sums = shared.get(values)
-            if sums is None:
-                sums = shared[values] = dict(zip(keys, values, strict=True))
-            roles[role] = sums
-        stats["roles"] = roles
-        return stats

@@ -176,12 +176,16 @@ class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, Mapping[str, list[Template]]]
         return dict(self._document_stats(gold, submission))
 
     def _document_stats(
-        self, gold: CdaeGold, submission: Mapping[str, list[Template]]
+        self,
+        gold: CdaeGold,
+        submission: Mapping[str, list[Template]],
+        role_totals: dict[str, list[float]] | None = None,
     ) -> Iterator[tuple[str, UnitStats]]:
-        """Each gold document's docid and statistics, in the gold's order, one at a time."""
+        """Each gold document's docid and statistics, in the gold's order, one at a time; with ``role_totals``, their
+        role sums are added there instead (``DocumentScorer``)."""
         tokens = gold.tokens.reader()  # the gold's mentions were split when it was read
         # Only gold role names are kept, so nothing a submission invents reaches stored results.
-        score = DocumentScorer(self._ceaf_options, tokens, gold.roles)
+        score = DocumentScorer(self._ceaf_options, tokens, gold.roles, role_totals)
         # The usual document is scored from the gold held flat and the submission's filled roles; any other from
         # its Templates.
         if isinstance(submission, CdaeSubmission):
@@ -196,17 +200,18 @@ class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, Mapping[str, list[Template]]]
 
     def compute_report(self, gold: CdaeGold, submission: Mapping[str, list[Template]]) -> dict[str, Any]:
         """``compute(gold, submission).to_dict()``, each document's statistics added to the sums and dropped as soon
-        as they are made (``CeafTotals``): a large file's statistics (a fifth of a kilobyte a document) are never
-        held all at once. The same additions in the same order: the same report."""
+        as they are made (``CeafTotals``; the role sums straight from the scoring, without a dictionary per role): a
+        large file's statistics (a fifth of a kilobyte a document) are never held all at once. The same additions
+        in the same order: the same report."""
         totals = CeafTotals(SIMILARITIES, PREFIX)
         rows: dict[str, dict[str, float]] = {}
 
         def each_document() -> Iterator[UnitStats]:
-            for docid, stats in self._document_stats(gold, submission):
+            for docid, stats in self._document_stats(gold, submission, totals.totals):
                 rows[docid] = totals.unit_scores(stats)
                 yield stats
 
-        totals.extend(each_document())
+        totals.extend(each_document(), roles=False)
         table = {"role": totals.role_scores(), self.per_unit_breakdown: rows}
         return ScoreReport(self.name, self.version, totals.micro_scores(), table, {}).to_dict()
 

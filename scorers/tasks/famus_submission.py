@@ -77,7 +77,8 @@ class CdaeSubmission(Mapping[str, list[Template]]):
                 (
                     frame,
                     {
-                        role: clean_entities(texts, join)
+                        # Most roles hold one text, its own entity (``clean_entities`` without a call).
+                        role: ((texts,),) if type(texts) is str else clean_entities(texts, join)
                         for role, texts in zip(roles, roles, strict=True)
                         if texts or type(texts) is str
                     },

@@ -3,6 +3,7 @@ same sums, types and order as the general alignment of the same documents as ``T
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from typing import Any
@@ -11,6 +12,7 @@ import pytest
 
 from scorers.errors import InvalidSubmission
 from scorers.families.ceaf import DocumentScorer
+from scorers.families.ceaf_aggregation import CeafTotals
 from scorers.families.ceaf_cost import role_work
 from scorers.families.ceaf_templates import clean_predicted_template
 from tests.scorers.tasks.famus_data import as_json, cdae, jsonl
@@ -19,9 +21,10 @@ WORDS = ["the", "old", "harbour", "man", "2009", "of", "Late", "city"]
 ROLES = ["Agent", "Place", "Time", "Theme"]
 
 
-def _case(seed: int) -> tuple[bytes, bytes]:
+def _case(seed: int, predicted_roles: list[str] = ROLES) -> tuple[bytes, bytes]:
     """Ten documents of one gold template and one predicted template each, of random frames, roles and texts
-    (one or several entities and mentions, exact, partial and no matches, frames that differ or hold a '/')."""
+    (one or several entities and mentions, exact, partial and no matches, frames that differ or hold a '/'); the
+    predicted templates' roles drawn from ``predicted_roles``."""
     rng = random.Random(seed)
 
     def text() -> str:
@@ -38,7 +41,7 @@ def _case(seed: int) -> tuple[bytes, bytes]:
             template[role] = gold_role()
         gold.append({"docid": f"d{d}", "templates": [template]})
         predicted: dict[str, Any] = {"incident_type": rng.choice([frame, frame, "F", "H"])}
-        for role in rng.sample(ROLES, rng.randint(1, 4)):
+        for role in rng.sample(predicted_roles, rng.randint(1, 4)):
             predicted[role] = [[text()] for _ in range(rng.choice([0, 1, 1, 1, 2, 3]))]
         submission[f"d{d}"] = [predicted]
     return jsonl(*gold), as_json(submission)
@@ -69,6 +72,36 @@ def test_flat_gold_scores_as_the_general_alignment(seed: int) -> None:
     general.soft = None
     for docid in gold.templates:
         assert json.dumps(report.units[docid]) == json.dumps(general(gold.documents[docid], submission[docid]))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_role_totals_are_the_sums_of_the_documents_roles(seed: int) -> None:
+    """With ``role_totals`` a document's role sums go there, added in document order as ``CeafTotals.extend`` adds
+    them from the documents' ``roles`` (the same floats, to the bit), and the documents' other sums are unchanged:
+    on the flat shortcut and the general alignment, every role kept and the gold's roles only."""
+    gold_bytes, submission_bytes = _case(seed, [*ROLES, "Invented"])  # a role no gold template has
+    scorer = cdae()
+    gold = scorer.parse_gold(gold_bytes)
+    submission = scorer.parse_submission(submission_bytes, scorer.public_view(gold))
+    for roles, shortcut in itertools.product((None, gold.roles), (True, False)):
+        plain = DocumentScorer(scorer._ceaf_options, gold.tokens.reader(), roles)
+        totals: dict[str, list[float]] = {}
+        summing = DocumentScorer(scorer._ceaf_options, gold.tokens.reader(), roles, totals)
+        if not shortcut:
+            plain.soft = summing.soft = None
+        expected = CeafTotals(roles=roles)
+        for docid, alone in gold.templates.items():
+            found = plain.score_flat(alone, submission.filled(docid)) if shortcut else None
+            if found is None:
+                found = plain(gold.documents[docid], submission[docid])
+                summed = summing(gold.documents[docid], submission[docid])
+            else:
+                summed = summing.score_flat(alone, submission.filled(docid))
+            assert summed is not None and summed["roles"] == {}
+            assert json.dumps({**found, "roles": {}}) == json.dumps(summed)
+            expected.extend([found])
+        assert json.dumps(totals, sort_keys=True) == json.dumps(expected.totals, sort_keys=True)
+        assert ("Invented" in totals) == (roles is None)
 
 
 def _budget(submission: dict[str, Any], largest: tuple[int, int]) -> tuple[int, int]:
