@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from scorers.options import OptionSpec
@@ -41,6 +40,8 @@ def percent(value: float | None) -> str:
     if special is not None or value is None:
         return special or MISSING
     if abs(value) * 100 >= LARGE:
+        from decimal import Decimal  # only for such values: its import is a fiftieth of a scorer's start-up
+
         return f"{Decimal(value) * 100:.2e}"
     return f"{value * 100:.2f}"
 

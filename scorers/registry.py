@@ -84,7 +84,7 @@ class Registry(Generic[C]):
 BUILT_IN: dict[str, str] = {
     "classification": "scorers.generic.classification",
     "famus-cdae": "scorers.tasks.famus",
-    "famus-sv": "scorers.tasks.famus",
+    "famus-sv": "scorers.tasks.famus_sv",
     "program": "scorers.generic.program",
     "regression": "scorers.generic.regression",
     "scier-ere": "scorers.tasks.scier",

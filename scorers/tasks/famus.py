@@ -1,8 +1,7 @@
-"""FAMuS: cross-document argument extraction (``famus-cdae``) and source validation (``famus-sv``).
+"""FAMuS: cross-document argument extraction (``famus-cdae``).
 
 Official code: IterX ``src/iterx/metrics/famus/ceaf_rme.py`` (``sv/famus`` branch, the fork FAMuS
-names), driven by FAMuS's ``src/metrics/compute_ceaf_metrics.py`` with its default options; source
-validation as FAMuS's ``src/model_scripts/test_source_val.py`` (scikit-learn, binary average).
+names), driven by FAMuS's ``src/metrics/compute_ceaf_metrics.py`` with its default options.
 
 **famus-cdae** (CEAF-RME, ``scorers.families.ceaf``). Gold: JSON Lines, one
 ``{"docid", "templates": [{"incident_type": frame, role: [[mention, ...], ...]}]}`` per instance, a
@@ -58,41 +57,32 @@ to code-point order (officially set order); identical gold templates are found b
 order, ignoring where ``incident_type`` sits among the keys (the official ordered-dict comparison
 also looks at that).
 
-**famus-sv**. Gold: the source-validation release lines (``instance_id``, boolean ``valid_source``
-(1 and 0 are read too), optionally ``frame``; other keys are ignored, a repeated id is refused).
-Submission: ``{instance_id: label}`` with label 0, 1, ``true`` or ``false``. Accuracy, and precision,
-recall and F1 of the valid-source class, zero division giving 0; breakdown ``frame``. Refused:
-missing, unknown or repeated ids and any other label ("1", 1.0, 2, "yes", null); the official script
-pairs labels by position instead. No size limit is needed: every key must be a gold id and every
-value a label, so a file costs what reading it costs.
-
-Neither scorer names leaderboard breakdowns: FAMuS has 318 role names and 253 frames, too many for
-columns; the tables stay in each score's breakdown.
+famus-cdae names no leaderboard breakdowns: FAMuS has 318 role names and 253 frames, too many for columns; the
+tables stay in each score's breakdown. Source validation (``famus-sv``) is ``scorers.tasks.famus_sv``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from scorers.base import Breakdown, MetricSpec, OptionSpec, PublicIds, Scorer, ScoreReport, UnitStats
-from scorers.families import binary, weighted
+from scorers.base import Breakdown, MetricSpec, OptionSpec, Scorer, ScoreReport, UnitStats
 from scorers.families.ceaf import SIMILARITIES, CeafRmeOptions, DocumentScorer
 from scorers.families.ceaf_aggregation import CeafTotals, micro_scores, role_scores, unit_micro_scores
 from scorers.families.ceaf_templates import Template, document_templates, unflatten
-from scorers.families.weighted import WeightedMetric
 from scorers.io import json_bytes
 from scorers.registry import register
 from scorers.tasks.famus_gold import CdaeGold, parse_cdae_gold
 from scorers.tasks.famus_limits import CdaeLimits, CdaePublic, largest_role_note
 from scorers.tasks.famus_submission import CdaeSubmission, parse_cdae_submission
-from scorers.tasks.famus_sv_format import SvGold, parse_sv_gold, parse_sv_submission
 from scorers.tasks.limits import check_limit
+
+if TYPE_CHECKING:
+    from scorers.families.weighted import WeightedMetric
 
 PREFIX = "ceaf_rme_"
 
 
-# -- famus-cdae ----------------------------------------------------------------------------------
 @register
 class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, Mapping[str, list[Template]]]):
     name = "famus-cdae"
@@ -219,6 +209,9 @@ class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, Mapping[str, list[Template]]]
         return micro_scores(stats, SIMILARITIES, PREFIX)
 
     def weighted_metric(self, stats: Sequence[UnitStats], metric: str) -> WeightedMetric:
+        # Imported here: only intervals need it, and its import is a part of `podium score`'s start-up.
+        from scorers.families import weighted
+
         # ceaf_rme_{similarity}_{p,r,f1}: the matched similarity over the predicted or gold mentions.
         similarity, _, part = metric.removeprefix(PREFIX).rpartition("_")
         columns = (weighted.unit_column(stats, key) for key in (similarity, "predicted", "gold"))
@@ -232,59 +225,3 @@ class FamusCdaeScorer(Scorer[CdaeGold, CdaePublic, Mapping[str, list[Template]]]
             "role": role_scores(stats.values(), SIMILARITIES, PREFIX),
             self.per_unit_breakdown: dict(zip(stats, per_unit, strict=True)),
         }
-
-
-# -- famus-sv ------------------------------------------------------------------------------------
-@register
-class FamusSvScorer(Scorer[SvGold, PublicIds, dict[str, int]]):
-    name = "famus-sv"
-    version = "1.0"
-    title = "FAMuS source validation"
-    description = "Is the candidate source a valid source for the report's event? Binary classification."
-    primary_metric = "f1"
-    secondary_metrics = ("accuracy",)
-    metrics = (
-        MetricSpec("accuracy", "Share of instances labelled correctly"),
-        MetricSpec("precision", "Precision of the valid-source class"),
-        MetricSpec("recall", "Recall of the valid-source class"),
-        MetricSpec("f1", "F1 of the valid-source class"),
-    )
-    gold_format = "JSON Lines, source-validation release lines with instance_id and valid_source"
-    submission_format = "JSON object {instance_id: 0 or 1} (true/false accepted)"
-    submission_filename = "submission.json"
-    unit = "instance"
-    # One row per instance would tell its label; frames group instances meaningfully.
-    per_unit_breakdown: ClassVar[str] = "frame"
-    leaderboard_breakdowns: ClassVar[tuple[str, ...]] = ()
-
-    def parse_gold(self, data: bytes) -> SvGold:
-        return parse_sv_gold(data)
-
-    def public_view(self, gold: SvGold) -> PublicIds:
-        return PublicIds.of(gold.labels)
-
-    def parse_submission(self, data: bytes, public: PublicIds) -> dict[str, int]:
-        return parse_sv_submission(data, public)
-
-    def sample_submission(self, public: PublicIds) -> bytes:
-        """Every instance labelled 0."""
-        return json_bytes(dict.fromkeys(public.ids, 0))
-
-    def unit_stats(self, gold: SvGold, submission: dict[str, int]) -> dict[str, UnitStats]:
-        return {instance: binary.unit_stats(label, submission[instance]) for instance, label in gold.labels.items()}
-
-    def aggregate(self, stats: Sequence[UnitStats]) -> dict[str, float]:
-        return binary.binary_scores(stats)
-
-    def weighted_metric(self, stats: Sequence[UnitStats], metric: str) -> WeightedMetric:
-        return binary.weighted_metric(stats, metric)
-
-    def breakdown(self, gold: SvGold, submission: dict[str, int], stats: Mapping[str, UnitStats]) -> Breakdown:
-        # One row per instance says nothing a reader needs; frames group instances meaningfully.
-        frames = gold.frames
-        by_frame = binary.grouped_scores(
-            (frames[instance], value) for instance, value in stats.items() if instance in frames
-        )
-        if not by_frame:
-            return {}
-        return {self.per_unit_breakdown: {frame: by_frame[frame] for frame in sorted(by_frame)}}

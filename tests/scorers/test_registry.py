@@ -9,6 +9,7 @@ import subprocess
 import sys
 from typing import Any, ClassVar
 
+import numpy as np
 import pytest
 
 import scorers
@@ -57,9 +58,29 @@ def test_importing_scorers_imports_no_scorer_and_asking_for_one_imports_only_its
     assert before == "[]"
     assert names == repr(sorted(BUILT_IN))
     loaded = eval(after)  # our own probe's printed list
-    assert "scorers.tasks.famus" in loaded
+    assert "scorers.tasks.famus_sv" in loaded
     assert not [m for m in loaded if m.startswith(("scorers.generic.", "scorers.tasks.svident", "scorers.tasks.scier"))]
     assert "numpy" not in loaded
+    assert "scorers.tasks.famus" not in loaded  # the other FAMuS scorer's module
+
+
+def test_famus_cdae_imports_neither_famus_sv_nor_what_only_intervals_need() -> None:
+    """``podium score famus-cdae``'s start-up is the closest to its goal (3x a bare Python): its module imports
+    neither the source-validation scorer nor the weighted metrics (imported when an interval asks for them)."""
+    probe = (
+        "import sys, scorers\n"
+        "scorers.get_scorer('famus-cdae')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('scorers.tasks.famus', 'scorers.families.'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    loaded = eval(done.stdout)  # our own probe's printed list
+    assert "scorers.tasks.famus" in loaded
+    assert not {"scorers.tasks.famus_sv", "scorers.tasks.famus_sv_format", "scorers.families.weighted"} & set(loaded)
+    # The weighted metric still works, importing what it needs: one document's recall, 1.0 of 4 gold mentions.
+    stats = [{"predicted": 2, "gold": 4, "soft": 1.0}]
+    metric = scorers.get_scorer("famus-cdae").weighted_metric(stats, "ceaf_rme_soft_r")
+    assert metric is not None
+    assert metric(np.ones((1, 1))).tolist() == [0.25]
 
 
 def test_an_unknown_name_lists_every_scorer_and_all_scorers_imports_them() -> None:
@@ -80,7 +101,7 @@ def test_a_lazy_name_clashes_with_another_class_registered_under_it_as_an_import
         "    scorers.register(Impostor)\n"
         "except ValueError as exc:\n"
         "    print(exc)\n"
-        "print('scorers.tasks.famus' in sys.modules)\n"
+        "print('scorers.tasks.famus_sv' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
     assert done.stdout.splitlines() == [
