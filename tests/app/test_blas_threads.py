@@ -24,7 +24,8 @@ PROBE = (
 
 
 def blas_threads(module: str, **env: str) -> str:
-    environment = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"}
+    # Neither OpenBLAS's variable nor OpenMP's, which OpenBLAS reads when its own is not set.
+    environment = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
     environment.update(env)
     done = subprocess.run(
         [sys.executable, "-c", PROBE, module], capture_output=True, text=True, cwd=ROOT, env=environment, timeout=120
