@@ -97,11 +97,16 @@ if [ "${compose_cmd[0]}" = docker-compose ]; then
     # Compose v1 hands security_opt to the engine as it is, and the engine refuses
     # systempaths=unconfined (the Docker CLI and Compose v2 turn it into an unmasked /proc themselves,
     # which v1 cannot): with v1 the workers' containers are started by `docker run`, with what
-    # `compose config` resolves for them and the labels compose finds them by (ps, restart, logs, down).
+    # `compose config` resolves for them (their named volumes under the project's prefix, as compose
+    # names them: the disk store's files are in one) and the labels compose finds them by (ps, restart,
+    # logs, down).
     compose up -d --no-build web >/dev/null
     CONFIG="$(compose config)" python3 - "$project" <<'PY'
 import os, subprocess, sys, yaml
 project, services = sys.argv[1], yaml.safe_load(os.environ["CONFIG"])["services"]
+def volume(spec):  # "files:/srv/podium/var:rw" names the project's volume; a path is a bind
+    source, _, rest = spec.partition(":")
+    return spec if source.startswith(("/", ".")) else f"{project}_{source}:{rest}"
 for name, count in (("worker", 2), ("baseline-worker", 1)):
     service = services[name]
     for number in range(1, count + 1):
@@ -112,6 +117,7 @@ for name, count in (("worker", 2), ("baseline-worker", 1)):
             + [f"--label=com.docker.compose.{key}={value}" for key, value in labels.items()]
             + [f"--env={key}={value}" for key, value in service["environment"].items()]
             + (["--read-only"] if service.get("read_only") else []) + [f"--tmpfs={t}" for t in service.get("tmpfs", [])]
+            + [f"--volume={volume(spec)}" for spec in service.get("volumes", [])]
             + [f"--security-opt={option}" for option in service.get("security_opt", [])]
             + [service["image"], *service["command"]],
             check=True, stdout=subprocess.DEVNULL)
