@@ -1,11 +1,11 @@
 """Reading FAMuS files: what the readers share (the frame key, the wording of places and values in messages).
 
-The readers only validate and build typed values; ``scorers.tasks.famus`` states the formats and refusals and
-scores them. Every problem is collected with its place (line, document, template, role, filler) and what was
-expected. The readers: ``famus_gold`` (CDAE gold lines), ``famus_submission`` (predicted templates, checked
-against ``famus_limits``' limits and cost budgets before any clean-up) and ``famus_sv_format`` (source
-validation's release lines and labels). Submissions are validated against the public view, never against
-templates or labels.
+The readers only validate and build typed values; ``scorers.tasks.famus`` (CDAE) and ``scorers.tasks.famus_sv``
+(source validation) state the formats and refusals and score them. Every problem is collected with its place (line,
+document, template, role, filler) and what was expected. The readers: ``famus_gold`` (CDAE gold lines),
+``famus_submission`` (predicted templates, checked against ``famus_limits``' limits and cost budgets before any
+clean-up) and ``famus_sv_format`` (source validation's release lines and labels). Submissions are validated against
+the public view, never against templates or labels.
 """
 
 from __future__ import annotations
