@@ -23,8 +23,8 @@ ROLES = ["Agent", "Place", "Time", "Theme"]
 
 def _case(seed: int, predicted_roles: list[str] = ROLES) -> tuple[bytes, bytes]:
     """Ten documents of one gold template and one predicted template each, of random frames, roles and texts
-    (one or several entities and mentions, exact, partial and no matches, frames that differ or hold a '/'); the
-    predicted templates' roles drawn from ``predicted_roles``."""
+    (one or several entities and mentions, exact, partial and no matches, frames that differ or hold a '/',
+    fillers that the substring clean-up joins); the predicted templates' roles drawn from ``predicted_roles``."""
     rng = random.Random(seed)
 
     def text() -> str:
@@ -42,15 +42,19 @@ def _case(seed: int, predicted_roles: list[str] = ROLES) -> tuple[bytes, bytes]:
         gold.append({"docid": f"d{d}", "templates": [template]})
         predicted: dict[str, Any] = {"incident_type": rng.choice([frame, frame, "F", "H"])}
         for role in rng.sample(predicted_roles, rng.randint(1, 4)):
-            predicted[role] = [[text()] for _ in range(rng.choice([0, 1, 1, 1, 2, 3]))]
+            fillers = [text() for _ in range(rng.choice([0, 1, 1, 1, 2, 3]))]
+            if fillers and rng.random() < 0.4:  # a word of another filler: the clean-up joins it to that one
+                fillers.append(rng.choice(fillers[0].split()))
+            predicted[role] = [[filler] for filler in fillers]
         submission[f"d{d}"] = [predicted]
     return jsonl(*gold), as_json(submission)
 
 
+@pytest.mark.parametrize("join", [True, False])
 @pytest.mark.parametrize("seed", range(40))
-def test_flat_gold_scores_as_the_general_alignment(seed: int) -> None:
+def test_flat_gold_scores_as_the_general_alignment(seed: int, join: bool) -> None:
     gold_bytes, submission_bytes = _case(seed)
-    scorer = cdae()
+    scorer = cdae({"join_substrings": join})
     gold = scorer.parse_gold(gold_bytes)
     submission = scorer.parse_submission(submission_bytes, scorer.public_view(gold))
     for roles in (None, gold.roles):
