@@ -77,8 +77,7 @@ class CdaeSubmission(Mapping[str, list[Template]]):
                 (
                     frame,
                     {
-                        # Most roles hold one text, its own entity (``clean_entities`` without a call).
-                        role: ((texts,),) if type(texts) is str else clean_entities(texts, join)
+                        role: clean_entities(texts, join)
                         for role, texts in zip(roles, roles, strict=True)
                         if texts or type(texts) is str
                     },
